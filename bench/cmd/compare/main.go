@@ -1,0 +1,351 @@
+// Command compare benchmarks github.com/bloomery/bloom against
+// github.com/greatroar/blobloom and github.com/bits-and-blooms/bloom/v3 in
+// one process and one run, interleaving the libraries rep by rep so that
+// machine noise hits them alike, and prints markdown tables: Add, Test and
+// TestMany time per key (medians over reps), bits per key, and the
+// false-positive rate observed on never-inserted keys with a 99% upper
+// bound. With -rateonly it measures only bits per key and the observed
+// rate, for small target rates. See ../../README.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bloomery/bloom/bench"
+)
+
+var sink int // every counted result ends up here, so no call can be dropped
+
+func main() {
+	var (
+		nFlag     = flag.String("n", "1e6,1e7", "comma-separated key counts `n`")
+		pFlag     = flag.String("p", "0.01,0.001", "comma-separated target false-positive rates `p`")
+		reps      = flag.Int("reps", 5, "timed repetitions of the query passes; medians are reported")
+		addReps   = flag.Int("addreps", 1, "timed Add passes, each into a fresh filter; the median is reported")
+		queries   = flag.Float64("queries", 2e6, "query keys per pass, half present and half absent")
+		batch     = flag.Int("batch", 256, "keys per TestMany call")
+		minProbes = flag.Float64("fprprobes", 1e6, "minimum never-inserted keys probed for the false-positive rate")
+		expectFP  = flag.Float64("fprexpect", 100, "probe at least this many over p keys (about this many false positives expected)")
+		maxProbes = flag.Float64("maxprobes", 1e8, "cap on the probe count (0: no cap)")
+		libsFlag  = flag.String("libs", "all", "comma-separated libraries: all or "+strings.Join(bench.LibNames, ","))
+		seed      = flag.Uint64("seed", 1, "random seed for all key sets")
+		rateOnly  = flag.Bool("rateonly", false, "only measure bits/key and observed rate, for -ratep at -raten")
+		rateN     = flag.Float64("raten", 1e6, "key count for -rateonly")
+		rateP     = flag.String("ratep", "1e-4,1e-5", "comma-separated target rates for -rateonly")
+	)
+	flag.Parse()
+
+	libs := bench.LibNames
+	if *libsFlag != "all" {
+		libs = strings.Split(*libsFlag, ",")
+	}
+	for _, name := range libs {
+		if _, err := bench.NewLib(name, 1, 0.5); err != nil {
+			fail(err)
+		}
+	}
+	if *reps < 1 || *addReps < 1 || *batch < 1 || *queries < 2 {
+		fail(fmt.Errorf("-reps, -addreps, -batch must be at least 1 and -queries at least 2"))
+	}
+	probes := func(p float64) uint64 {
+		return bench.ProbeCount(p, uint64(*minProbes), uint64(*expectFP), uint64(*maxProbes))
+	}
+
+	printEnv()
+	if *rateOnly {
+		n, err := parseCount(strconv.FormatFloat(*rateN, 'g', -1, 64))
+		if err != nil {
+			fail(err)
+		}
+		runRates(libs, n, parseRates(*rateP), probes, *seed)
+	} else {
+		ns, err := parseCounts(*nFlag)
+		if err != nil {
+			fail(err)
+		}
+		runCompare(libs, ns, parseRates(*pFlag), *reps, *addReps, int(*queries), *batch, probes, *seed)
+	}
+}
+
+// result is one library's numbers for one (n, p).
+type result struct {
+	n          uint64
+	p          float64
+	lib        string
+	bitsPerKey float64
+	k          string
+	add        []float64 // Add ns/op per round
+	test       []float64 // Test ns/op per rep
+	testMany   []float64 // TestMany ns/op per rep; nil when unsupported
+	fp, probes uint64
+	notes      []string
+}
+
+func runCompare(names []string, ns []uint64, ps []float64, reps, addReps, queries, batch int, probes func(float64) uint64, seed uint64) {
+	var all []*result
+	for _, n := range ns {
+		keys := bench.Keys(seed, int(n))
+		q, present := bench.Queries(seed, keys, queries)
+		for _, p := range ps {
+			fmt.Fprintf(os.Stderr, "n=%s p=%g: building\n", fmtCount(n), p)
+			libs, res := build(names, n, p, keys, addReps)
+			for i, l := range libs {
+				if c := l.TestAll(present); c != len(present) {
+					res[i].notes = append(res[i].notes, fmt.Sprintf("FALSE NEGATIVES: %d of %d", len(present)-c, len(present)))
+				}
+			}
+			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d reps\n", fmtCount(n), p, reps)
+			testCount := make([]int, len(libs))
+			for rep := range reps {
+				for j := range libs {
+					i := (rep + j) % len(libs) // rotate who goes first
+					l, r := libs[i], res[i]
+					runtime.GC()
+					var c int
+					d := timeit(func() { c = l.TestAll(q) })
+					r.test = append(r.test, perOp(d, len(q)))
+					if rep == 0 {
+						testCount[i] = c
+					} else if c != testCount[i] {
+						r.notes = append(r.notes, "Test count varies between reps")
+					}
+					sink += c
+					if b, ok := l.(bench.Batcher); ok {
+						runtime.GC()
+						d = timeit(func() { c = b.TestBatched(q, batch) })
+						r.testMany = append(r.testMany, perOp(d, len(q)))
+						if c != testCount[i] {
+							r.notes = append(r.notes, fmt.Sprintf("TestMany found %d, Test %d", c, testCount[i]))
+						}
+						sink += c
+					}
+				}
+			}
+			runtime.GC()
+			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d probes\n", fmtCount(n), p, probes(p))
+			countFP(libs, res, probes(p), seed)
+			all = append(all, res...)
+			libs = nil
+			runtime.GC()
+		}
+		runtime.GC()
+	}
+	fmt.Printf("\nQueries per pass: %d (half present, half absent, shuffled); TestMany batch: %d; "+
+		"query reps: %d, Add reps: %d (medians shown).\n\n", queries, batch, reps, addReps)
+	printResults(all)
+	printRatios(all)
+	fmt.Printf("\n(result checksum %d)\n", sink)
+}
+
+// build makes one filter per library and times Add passes over keys:
+// addReps rounds, each building a fresh filter per library in rotating
+// order, keeping the last round's filters.
+func build(names []string, n uint64, p float64, keys []byte, addReps int) ([]bench.Lib, []*result) {
+	libs := make([]bench.Lib, len(names))
+	res := make([]*result, len(names))
+	for rep := range addReps {
+		for j := range names {
+			i := (rep + j) % len(names)
+			l, err := bench.NewLib(names[i], n, p)
+			if err != nil {
+				fail(fmt.Errorf("%s n=%d p=%g: %w", names[i], n, p, err))
+			}
+			libs[i] = nil // let the previous round's filter go first
+			runtime.GC()
+			d := timeit(func() { l.AddFlat(keys) })
+			libs[i] = l
+			if res[i] == nil {
+				res[i] = &result{n: n, p: p, lib: names[i], k: l.K(), bitsPerKey: float64(l.Bits()) / float64(n)}
+			}
+			res[i].add = append(res[i].add, perOp(d, int(n)))
+		}
+	}
+	return libs, res
+}
+
+// countFP probes every library with the same never-inserted keys, made
+// chunk by chunk so that no probe set has to be held in memory.
+func countFP(libs []bench.Lib, res []*result, probes uint64, seed uint64) {
+	r := bench.NewRand(seed, bench.StreamProbes)
+	buf := make([]byte, 1<<16*bench.KeySize)
+	for done := uint64(0); done < probes; {
+		chunk := buf[:min(uint64(len(buf)/bench.KeySize), probes-done)*bench.KeySize]
+		bench.FillKeys(r, chunk, true)
+		for i, l := range libs {
+			res[i].fp += uint64(l.TestFlat(chunk))
+		}
+		done += uint64(len(chunk) / bench.KeySize)
+	}
+	for _, r := range res {
+		r.probes = probes
+	}
+}
+
+func runRates(names []string, n uint64, ps []float64, probes func(float64) uint64, seed uint64) {
+	keys := bench.Keys(seed, int(n))
+	fmt.Println("\n| n | target p | library | bits/key | k | probes | false pos. | observed rate | 99% upper (Wilson) | observed/target |")
+	fmt.Println("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
+	for _, p := range ps {
+		fmt.Fprintf(os.Stderr, "rate n=%s p=%g: %d probes\n", fmtCount(n), p, probes(p))
+		libs, res := build(names, n, p, keys, 1)
+		countFP(libs, res, probes(p), seed)
+		for _, r := range res {
+			obs := float64(r.fp) / float64(r.probes)
+			fmt.Printf("| %s | %g | %s | %.2f | %s | %d | %d | %.3g | %.3g | %.2f |\n",
+				fmtCount(n), p, r.lib, r.bitsPerKey, r.k, r.probes, r.fp, obs,
+				bench.WilsonUpper(r.fp, r.probes, bench.Z99), obs/p)
+		}
+	}
+}
+
+func printResults(all []*result) {
+	fmt.Println("| n | p | library | bits/key | k | Add ns/op | Test ns/op | Test min–max | TestMany ns/op | observed FP rate | 99% upper | probes | notes |")
+	fmt.Println("|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, r := range all {
+		lo, hi := minMax(r.test)
+		tm := "–"
+		if r.testMany != nil {
+			tm = fmt.Sprintf("%.1f", bench.Median(r.testMany))
+		}
+		fmt.Printf("| %s | %g | %s | %.2f | %s | %.1f | %.1f | %.1f–%.1f | %s | %.3g | %.3g | %d | %s |\n",
+			fmtCount(r.n), r.p, r.lib, r.bitsPerKey, r.k, bench.Median(r.add), bench.Median(r.test), lo, hi, tm,
+			float64(r.fp)/float64(r.probes), bench.WilsonUpper(r.fp, r.probes, bench.Z99), r.probes,
+			strings.Join(dedup(r.notes), "; "))
+	}
+}
+
+// printRatios prints ours/peer time ratios per (n, p); below 1 means ours
+// is faster.
+func printRatios(all []*result) {
+	type key struct {
+		n uint64
+		p float64
+	}
+	by := map[key]map[string]*result{}
+	var order []key
+	for _, r := range all {
+		k := key{r.n, r.p}
+		if by[k] == nil {
+			by[k] = map[string]*result{}
+			order = append(order, k)
+		}
+		by[k][r.lib] = r
+	}
+	fmt.Println("\nRatios of medians, ours (bloomery, blocked) / peer; below 1 means ours is faster.")
+	fmt.Println()
+	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Add / blobloom | Add / bits-and-blooms | TestMany / blobloom Test | TestMany / bits-and-blooms Test |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, k := range order {
+		m := by[k]
+		o, bl, bb := m[bench.Ours], m[bench.Blobloom], m[bench.BitsBlooms]
+		ratio := func(a, b func(*result) float64, x *result) string {
+			if o == nil || x == nil {
+				return "–"
+			}
+			return fmt.Sprintf("%.2f", a(o)/b(x))
+		}
+		add := func(r *result) float64 { return bench.Median(r.add) }
+		test := func(r *result) float64 { return bench.Median(r.test) }
+		many := func(r *result) float64 { return bench.Median(r.testMany) }
+		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s |\n", fmtCount(k.n), k.p,
+			ratio(test, test, bl), ratio(test, test, bb), ratio(add, add, bl), ratio(add, add, bb),
+			ratio(many, test, bl), ratio(many, test, bb))
+	}
+}
+
+func printEnv() {
+	fmt.Printf("%s %s/%s, %d CPUs, GOMAXPROCS %d", runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/bits-and-blooms/bloom/v3", "github.com/greatroar/blobloom", "github.com/cespare/xxhash/v2":
+				fmt.Printf(", %s %s", d.Path, d.Version)
+			}
+		}
+	}
+	fmt.Println()
+}
+
+func timeit(f func()) time.Duration {
+	t := time.Now()
+	f()
+	return time.Since(t)
+}
+
+func perOp(d time.Duration, ops int) float64 { return float64(d.Nanoseconds()) / float64(ops) }
+
+func minMax(xs []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func parseCounts(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range strings.Split(s, ",") {
+		n, err := parseCount(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseCount accepts integers and exact float notation such as 1e6.
+func parseCount(s string) (uint64, error) {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || x < 1 || x != math.Trunc(x) || x > 1<<40 {
+		return 0, fmt.Errorf("bad key count %q", s)
+	}
+	return uint64(x), nil
+}
+
+func parseRates(s string) []float64 {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(p > 0 && p < 1) {
+			fail(fmt.Errorf("bad rate %q", f))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// fmtCount prints 1000000 as 1e6 and 2500000 as 2.5e6.
+func fmtCount(n uint64) string {
+	if n < 1000 {
+		return strconv.FormatUint(n, 10)
+	}
+	e := int(math.Floor(math.Log10(float64(n))))
+	return strconv.FormatFloat(float64(n)/math.Pow10(e), 'g', -1, 64) + "e" + strconv.Itoa(e)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "compare:", err)
+	os.Exit(2)
+}

@@ -1,0 +1,20 @@
+module github.com/bloomery/bloom/bench
+
+go 1.26
+
+replace github.com/bloomery/bloom => ../
+
+require (
+	github.com/bits-and-blooms/bloom/v3 v3.7.1
+	github.com/bloomery/bloom v0.0.0-00010101000000-000000000000
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/greatroar/blobloom v0.8.1
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.24.2 // indirect
+	github.com/dchest/siphash v1.2.3 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+)

@@ -1,0 +1,218 @@
+package bloom
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Filter is a Bloom filter of fixed size: a set that answers "definitely
+// not present" or "probably present", with a false-positive rate fixed at
+// construction.
+//
+// Concurrency: by default, Test, TestMany, TestHash and the read-only
+// methods (Count, FillRatio, WriteTo, …) may run from many goroutines at
+// once, but Add, AddMany and AddHash need exclusive access. A filter made
+// WithConcurrent also allows Add, AddMany and AddHash concurrently with
+// each other and with the Test methods. Clear, Union, Intersect, ReadFrom
+// and UnmarshalBinary always need exclusive access.
+type Filter struct {
+	words  []uint64 // the bit array, 64-byte aligned
+	blocks uint64   // Blocked: number of 512-bit blocks
+	m      uint64   // bits
+	k      uint32
+	layout Layout
+
+	concurrent bool
+	keyed      bool
+	k0, k1     uint64 // SipHash key when keyed
+
+	n uint64  // expected items (capacity)
+	p float64 // target false-positive rate at n
+
+	inserted uint64        // Adds that reported new (exclusive mode)
+	stripes  *[8]paddedU64 // the same, striped for WithConcurrent
+}
+
+type paddedU64 struct {
+	v uint64
+	_ [56]byte
+}
+
+// New returns an empty filter for n expected distinct items at a
+// false-positive rate of at most p, sized with the exact model of the
+// layout (WithLayout; Blocked by default).
+func New(n uint64, p float64, opts ...Option) (*Filter, error) {
+	c := newConfig(opts)
+	s, err := Size(n, p, c.layout)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(s, c)
+}
+
+// NewSized returns an empty filter with exactly the geometry s (layout,
+// bits, k, and the n and p it is meant for). Bits must be a positive
+// multiple of 64 (512 for Blocked). The layout comes from s; a WithLayout
+// option is ignored.
+func NewSized(s Sizing, opts ...Option) (*Filter, error) {
+	c := newConfig(opts)
+	c.layout = s.Layout
+	if err := checkSizing(s); err != nil {
+		return nil, err
+	}
+	return newFilter(s, c)
+}
+
+func checkSizing(s Sizing) error {
+	switch s.Layout {
+	case Blocked:
+		if s.Bits == 0 || s.Bits%BlockBits != 0 {
+			return fmt.Errorf("%w: blocked filter bits %d is not a positive multiple of %d", ErrFormat, s.Bits, BlockBits)
+		}
+	case Classic:
+		if s.Bits == 0 || s.Bits%64 != 0 {
+			return fmt.Errorf("%w: classic filter bits %d is not a positive multiple of 64", ErrFormat, s.Bits)
+		}
+	default:
+		return fmt.Errorf("%w: %d", ErrInvalidLayout, s.Layout)
+	}
+	if s.K < 1 || s.K > MaxK {
+		return fmt.Errorf("%w: k = %d, want 1..%d", ErrInvalidK, s.K, MaxK)
+	}
+	if s.N == 0 {
+		return ErrInvalidCapacity
+	}
+	if !(s.P > 0 && s.P < 1) {
+		return fmt.Errorf("%w: got %v", ErrInvalidRate, s.P)
+	}
+	return nil
+}
+
+func newFilter(s Sizing, c config) (*Filter, error) {
+	if s.Bytes() > c.maxBytes {
+		return nil, fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
+			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
+	}
+	f := &Filter{
+		words:      alignedWords(s.Bits / 64),
+		m:          s.Bits,
+		blocks:     s.Bits / BlockBits,
+		k:          s.K,
+		layout:     s.Layout,
+		concurrent: c.concurrent,
+		n:          s.N,
+		p:          s.P,
+	}
+	if c.keyed {
+		f.keyed = true
+		f.k0, f.k1 = keyWords(c.key)
+	}
+	if c.concurrent {
+		f.stripes = new([8]paddedU64)
+	}
+	return f, nil
+}
+
+// alignedWords allocates n zeroed words starting on a 64-byte boundary,
+// so that each 512-bit block is exactly one cache line.
+func alignedWords(n uint64) []uint64 {
+	buf := make([]uint64, n+7)
+	off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
+	return buf[off : uint64(off)+n : uint64(off)+n]
+}
+
+// Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
+// under the filter's key.
+func (f *Filter) Hash(item []byte) Hash {
+	if f.keyed {
+		return f.keyedHash(item)
+	}
+	return HashBytes(item)
+}
+
+func (f *Filter) keyedHash(item []byte) Hash {
+	h1, h2 := sipHash128(f.k0, f.k1, item)
+	return Hash{H1: h1, H2: h2}
+}
+
+// Add inserts item and reports whether it was new: whether at least one of
+// its bits was unset before. A false result means the item was present
+// or is a false positive. Add never retains or modifies item.
+func (f *Filter) Add(item []byte) bool { return f.AddHash(f.Hash(item)) }
+
+// AddString is Add for a string, without copying it.
+func (f *Filter) AddString(s string) bool { return f.AddHash(f.Hash(bytesOf(s))) }
+
+// Test reports whether item may be in the set. False means definitely
+// not; true may be a false positive, with about the filter's rate.
+func (f *Filter) Test(item []byte) bool { return f.TestHash(f.Hash(item)) }
+
+// TestString is Test for a string, without copying it.
+func (f *Filter) TestString(s string) bool { return f.TestHash(f.Hash(bytesOf(s))) }
+
+// AddHash inserts an item by its 128-bit hash and reports whether it was
+// new. Use it when you hash items yourself; mixing it with Add on one
+// filter is only correct if h = f.Hash(item).
+func (f *Filter) AddHash(h Hash) bool {
+	var changed bool
+	switch {
+	case f.concurrent:
+		changed = f.addAtomic(h)
+	case f.layout == Blocked:
+		changed = f.addBlocked(h)
+	default:
+		changed = f.addClassic(h)
+	}
+	if changed {
+		f.countNew(h)
+	}
+	return changed
+}
+
+// TestHash reports whether an item with hash h may be in the set.
+func (f *Filter) TestHash(h Hash) bool {
+	if f.concurrent {
+		return f.testAtomic(h)
+	}
+	if f.layout == Blocked {
+		return f.testBlocked(h)
+	}
+	return f.testClassic(h)
+}
+
+// Cap is the number of distinct items the filter was sized for.
+func (f *Filter) Cap() uint64 { return f.n }
+
+// TargetFPR is the false-positive rate the filter was sized for at Cap items.
+func (f *Filter) TargetFPR() float64 { return f.p }
+
+// Bits is the size of the bit array, m.
+func (f *Filter) Bits() uint64 { return f.m }
+
+// K is the number of bit probes per item.
+func (f *Filter) K() uint32 { return f.k }
+
+// Bytes is the size of the bit array in bytes.
+func (f *Filter) Bytes() uint64 { return f.m / 8 }
+
+// Layout is the filter's layout.
+func (f *Filter) Layout() Layout { return f.layout }
+
+// HashID names the filter's hash function.
+func (f *Filter) HashID() HashID {
+	if f.keyed {
+		return HashSipHash
+	}
+	return HashXXH3
+}
+
+// Keyed reports whether the filter hashes with a secret key.
+func (f *Filter) Keyed() bool { return f.keyed }
+
+// Concurrent reports whether the filter was made WithConcurrent.
+func (f *Filter) Concurrent() bool { return f.concurrent }
+
+// Sizing returns the filter's geometry.
+func (f *Filter) Sizing() Sizing {
+	return Sizing{Layout: f.layout, N: f.n, P: f.p, Bits: f.m, K: f.k}
+}

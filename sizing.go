@@ -1,0 +1,272 @@
+package bloom
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// BlockBits is the size of one block of the blocked layout: 512 bits, one
+// 64-byte cache line on common hardware.
+const BlockBits = 512
+
+// MaxK is the largest number of bit probes per item.
+const MaxK = 64
+
+// Sizing margins. Filters are sized for a slightly tighter rate than asked
+// for, so that the rate measured on a real filter (which varies around the
+// model's expectation) stays at or below the requested one. The margin is
+// an exponent: a filter for p is sized for p^(1+e), which costs a fixed
+// fraction e of extra bits per key and leaves more relative slack at low p,
+// where a filter's rate varies most.
+const (
+	classicMarginExp = 0.008 // +0.8% bits over the exact classic optimum
+	blockedMarginExp = 0.02  // +2% bits over the exact blocked optimum
+)
+
+// Sizing is the geometry of a filter: its layout, bits m, probes k, and
+// the expected items n and target rate p it was sized for.
+type Sizing struct {
+	Layout Layout
+	N      uint64  // expected distinct items
+	P      float64 // target false-positive rate at N items
+	Bits   uint64  // m, a multiple of 64 (of 512 for Blocked)
+	K      uint32  // bit probes per item
+}
+
+// Bytes is the size of the bit array in bytes.
+func (s Sizing) Bytes() uint64 { return s.Bits / 8 }
+
+// BitsPerKey is m/n.
+func (s Sizing) BitsPerKey() float64 { return float64(s.Bits) / float64(s.N) }
+
+// FPRAt is the expected false-positive rate after items distinct items.
+func (s Sizing) FPRAt(items uint64) float64 { return ExpectedFPR(s.Layout, s.Bits, s.K, items) }
+
+// String formats the sizing on one line.
+func (s Sizing) String() string {
+	return fmt.Sprintf("%s m=%d k=%d n=%d p=%g (%.2f bits/key)", s.Layout, s.Bits, s.K, s.N, s.P, s.BitsPerKey())
+}
+
+func checkNP(n uint64, p float64) error {
+	if n == 0 {
+		return ErrInvalidCapacity
+	}
+	if !(p > 0 && p < 1) { // also rejects NaN
+		return fmt.Errorf("%w: got %v", ErrInvalidRate, p)
+	}
+	return nil
+}
+
+// Size computes the smallest filter of the given layout whose expected
+// false-positive rate after n distinct items is at most p, using the exact
+// model of that layout plus a small safety margin. It does not allocate
+// the filter and applies no size limit.
+func Size(n uint64, p float64, layout Layout) (Sizing, error) {
+	if err := checkNP(n, p); err != nil {
+		return Sizing{}, err
+	}
+	var m uint64
+	var k uint32
+	switch layout {
+	case Blocked:
+		m, k = optimalBlocked(float64(n), math.Pow(p, 1+blockedMarginExp))
+	case Classic:
+		m, k = optimalClassic(float64(n), math.Pow(p, 1+classicMarginExp))
+	default:
+		return Sizing{}, fmt.Errorf("%w: %d", ErrInvalidLayout, layout)
+	}
+	if m == 0 {
+		return Sizing{}, fmt.Errorf("%w: n=%d p=%g needs more than 2^64 bits", ErrTooLarge, n, p)
+	}
+	return Sizing{Layout: layout, N: n, P: p, Bits: m, K: k}, nil
+}
+
+// ExpectedFPR is the model's expected false-positive rate of a filter with
+// the given layout, m bits and k probes after n distinct items.
+func ExpectedFPR(layout Layout, m uint64, k uint32, n uint64) float64 {
+	if m == 0 || k == 0 {
+		return 1
+	}
+	if n == 0 {
+		return 0
+	}
+	switch layout {
+	case Blocked:
+		return blockedFPR(float64(n)*BlockBits/float64(m), int(k))
+	case Classic:
+		return classicFPR(float64(m), int(k), float64(n))
+	}
+	return 1
+}
+
+// ---- classic layout -------------------------------------------------------
+
+// classicFPR is the expected rate of k independent probes into m bits after
+// n items: E[(X/m)^k] for X the number of set bits, to second order in the
+// variance of X (the plain (1-e^{-kn/m})^k is optimistic for small m).
+func classicFPR(m float64, k int, n float64) float64 {
+	t := float64(k) * n
+	e1 := math.Exp(t * math.Log1p(-1/m)) // P(a given bit is still 0)
+	e2 := math.Exp(t * math.Log1p(-2/m)) // P(two given bits are still 0)
+	q := 1 - e1
+	if q <= 0 {
+		return 0
+	}
+	varX := m*(m-1)*e2 + m*e1 - m*m*e1*e1 // variance of the number of set bits
+	if varX < 0 {
+		varX = 0
+	}
+	fk := float64(k)
+	r := math.Pow(q, fk) * (1 + fk*(fk-1)/2*varX/(m*m*q*q))
+	return math.Min(r, 1)
+}
+
+// optimalClassic returns the smallest m (a multiple of 64) and its best k
+// with classicFPR(m, k, n) <= p, or m = 0 if that needs 2^64 bits or more.
+func optimalClassic(n, p float64) (uint64, uint32) {
+	bestM, bestK := math.Inf(1), 0
+	for k := 1; k <= MaxK; k++ {
+		// Closed form for the first-order model, then step up until the
+		// corrected model is satisfied too.
+		// ln(1 - p^(1/k)), accurate even when p^(1/k) is tiny
+		lx := math.Log1p(-math.Exp(math.Log(p) / float64(k)))
+		m := math.Ceil(-float64(k)*n/lx/64) * 64
+		if !(m > 0) || math.IsInf(m, 0) {
+			continue
+		}
+		if m > bestM*1.5 {
+			if k > 2 && m > bestM*4 {
+				break
+			}
+			continue
+		}
+		for classicFPR(m, k, n) > p {
+			m += math.Max(64, math.Ceil(m*0.001/64)*64)
+		}
+		if m < bestM {
+			bestM, bestK = m, k
+		}
+	}
+	if bestM >= 1<<64-1<<11 {
+		return 0, 0
+	}
+	return uint64(bestM), uint32(bestK)
+}
+
+// ---- blocked layout -------------------------------------------------------
+
+// blockedFPR is the expected rate of the blocked layout when items per block
+// follow Poisson(lambda): sum_i Pois(i; lambda) * E[(X_i/512)^k], with X_i
+// the distinct bits set by i*k uniform probes into 512 bits. Real block
+// loads are binomial, which has less spread, so this is conservative.
+func blockedFPR(lambda float64, k int) float64 {
+	if lambda <= 0 {
+		return 0
+	}
+	e := blockTable(k, iMax(lambda))
+	sum := 0.0
+	logL := math.Log(lambda)
+	for i := range e {
+		lg, _ := math.Lgamma(float64(i) + 1)
+		w := float64(i)*logL - lambda - lg
+		if w < -745 {
+			if float64(i) > lambda {
+				break
+			}
+			continue
+		}
+		sum += math.Exp(w) * e[i]
+	}
+	return math.Min(sum, 1)
+}
+
+// iMax bounds the Poisson sum: beyond lambda + 15 sd the weights are < 1e-40.
+func iMax(lambda float64) int {
+	return int(lambda+15*math.Sqrt(lambda)+40) + 1
+}
+
+var blockTables struct {
+	sync.Mutex
+	byK map[int][]float64
+}
+
+// blockTable returns e[i] = E[(X_i/512)^k] for i in [0, n), computing the
+// distribution of X by dynamic programming over k*i throws (cached per k).
+func blockTable(k, n int) []float64 {
+	blockTables.Lock()
+	defer blockTables.Unlock()
+	if t := blockTables.byK[k]; len(t) >= n {
+		return t[:n]
+	}
+	const b = BlockBits
+	pow := make([]float64, b+1)
+	for x := range pow {
+		pow[x] = math.Pow(float64(x)/b, float64(k))
+	}
+	dist := make([]float64, b+1)
+	dist[0] = 1
+	hi := 0 // dist[x] == 0 for x > hi
+	e := make([]float64, n)
+	for i := 1; i < n; i++ {
+		for range k {
+			if hi < b {
+				hi++
+			}
+			for x := hi; x >= 1; x-- {
+				dist[x] = dist[x]*float64(x)/b + dist[x-1]*float64(b-x+1)/b
+			}
+			dist[0] = 0
+		}
+		s := 0.0
+		for x := 0; x <= hi; x++ {
+			s += dist[x] * pow[x]
+		}
+		e[i] = s
+	}
+	if blockTables.byK == nil {
+		blockTables.byK = make(map[int][]float64)
+	}
+	blockTables.byK[k] = e
+	return e
+}
+
+// optimalBlocked returns the smallest m (a multiple of 512) and its best k
+// with blockedFPR(n*512/m, k) <= p, or m = 0 if that needs 2^64 bits or more.
+func optimalBlocked(n, p float64) (uint64, uint32) {
+	// The blocked layout never beats the classic one, which bounds lambda.
+	mc, kc := optimalClassic(n, p)
+	if mc == 0 {
+		return 0, 0
+	}
+	lambdaMax := n * BlockBits / float64(mc) * 1.01
+	bestLambda, bestK := 0.0, 0
+	worse := 0
+	for k := 1; k <= MaxK && k <= int(kc)+2; k++ {
+		if blockedFPR(1e-3, k) > p { // k probes cannot reach p at all
+			continue
+		}
+		lo, hi := 0.0, lambdaMax
+		for range 60 {
+			mid := (lo + hi) / 2
+			if blockedFPR(mid, k) <= p {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if lo > bestLambda {
+			bestLambda, bestK, worse = lo, k, 0
+		} else if worse++; worse >= 2 {
+			break
+		}
+	}
+	if bestLambda == 0 {
+		return 0, 0
+	}
+	blocks := math.Ceil(n / bestLambda)
+	if blocks*BlockBits >= 1<<64-1<<11 {
+		return 0, 0
+	}
+	return uint64(blocks) * BlockBits, uint32(bestK)
+}
