@@ -39,7 +39,7 @@ func (f *Filter) TestMany(items [][]byte, dst []bool) []bool {
 // AddHashes adds items by their hashes and returns how many were new.
 func (f *Filter) AddHashes(hs []Hash) int {
 	added := 0
-	if f.concurrent || f.layout != Blocked {
+	if f.mode != modeBlocked {
 		for _, h := range hs {
 			if f.AddHash(h) {
 				added++
@@ -64,8 +64,8 @@ func (f *Filter) AddHashes(hs []Hash) int {
 
 // TestHashes tests items by their hashes; dst must have len(hs) elements.
 func (f *Filter) TestHashes(hs []Hash, dst []bool) {
-	_ = dst[len(hs)-1:] // one bounds check, and a clear panic on misuse
-	if f.concurrent || f.layout != Blocked {
+	dst = dst[:len(hs)] // one bounds check, and a clear panic on misuse
+	if f.mode != modeBlocked {
 		for i, h := range hs {
 			dst[i] = f.TestHash(h)
 		}
@@ -75,10 +75,18 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 	for off := 0; off < len(hs); off += batchSize {
 		n := min(len(hs)-off, batchSize)
 		f.touch(hs[off:off+n], &first)
+		out := dst[off : off+n]
+		if f.k <= fieldsPerWord {
+			for i, h := range hs[off : off+n] {
+				// The first probe's word was loaded by touch.
+				miss := uint64(1)<<(h.H2&63)&^first[i] | missing(f.block(h), h.H2>>9, f.k-1)
+				out[i] = miss == 0
+			}
+			continue
+		}
 		for i, h := range hs[off : off+n] {
 			// The first probe's word was loaded by touch.
-			miss := ^first[i] & (1 << ((h.H2 & 63) ^ 7))
-			dst[off+i] = miss == 0 && f.testBlocked(h)
+			out[i] = uint64(1)<<(h.H2&63)&^first[i] == 0 && f.testBlocked(h)
 		}
 	}
 }

@@ -21,6 +21,7 @@ type Filter struct {
 	m      uint64   // bits
 	k      uint32
 	layout Layout
+	mode   uint8 // modeBlocked for the fast path, else modeOther
 
 	concurrent bool
 	keyed      bool
@@ -32,6 +33,11 @@ type Filter struct {
 	inserted uint64        // Adds that reported new (exclusive mode)
 	stripes  *[8]paddedU64 // the same, striped for WithConcurrent
 }
+
+const (
+	modeOther   = 0 // classic or concurrent: dispatch on layout and mode
+	modeBlocked = 1 // blocked, exclusive: the hot path
+)
 
 type paddedU64 struct {
 	v uint64
@@ -110,6 +116,9 @@ func newFilter(s Sizing, c config) (*Filter, error) {
 	if c.concurrent {
 		f.stripes = new([8]paddedU64)
 	}
+	if f.layout == Blocked && !f.concurrent {
+		f.mode = modeBlocked
+	}
 	return f, nil
 }
 
@@ -118,7 +127,9 @@ func newFilter(s Sizing, c config) (*Filter, error) {
 func alignedWords(n uint64) []uint64 {
 	buf := make([]uint64, n+7)
 	off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
-	return buf[off : uint64(off)+n : uint64(off)+n]
+	words := buf[off : uint64(off)+n : uint64(off)+n]
+	adviseHugePages(words)
+	return words
 }
 
 // Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
@@ -130,6 +141,7 @@ func (f *Filter) Hash(item []byte) Hash {
 	return HashBytes(item)
 }
 
+//go:noinline
 func (f *Filter) keyedHash(item []byte) Hash {
 	h1, h2 := sipHash128(f.k0, f.k1, item)
 	return Hash{H1: h1, H2: h2}
@@ -138,29 +150,64 @@ func (f *Filter) keyedHash(item []byte) Hash {
 // Add inserts item and reports whether it was new: whether at least one of
 // its bits was unset before. A false result means the item was present
 // or is a false positive. Add never retains or modifies item.
-func (f *Filter) Add(item []byte) bool { return f.AddHash(f.Hash(item)) }
+func (f *Filter) Add(item []byte) bool {
+	var h Hash
+	if f.keyed {
+		h = f.keyedHash(item)
+	} else {
+		h = HashBytes(item)
+	}
+	if f.mode == modeBlocked {
+		if f.addBlocked(h) {
+			f.inserted++
+			return true
+		}
+		return false
+	}
+	return f.addOther(h)
+}
 
 // AddString is Add for a string, without copying it.
-func (f *Filter) AddString(s string) bool { return f.AddHash(f.Hash(bytesOf(s))) }
+func (f *Filter) AddString(s string) bool { return f.Add(bytesOf(s)) }
 
 // Test reports whether item may be in the set. False means definitely
 // not; true may be a false positive, with about the filter's rate.
-func (f *Filter) Test(item []byte) bool { return f.TestHash(f.Hash(item)) }
+func (f *Filter) Test(item []byte) bool {
+	var h Hash
+	if f.keyed {
+		h = f.keyedHash(item)
+	} else {
+		h = HashBytes(item)
+	}
+	if f.mode == modeBlocked {
+		return f.testBlocked(h)
+	}
+	return f.testOther(h)
+}
 
 // TestString is Test for a string, without copying it.
-func (f *Filter) TestString(s string) bool { return f.TestHash(f.Hash(bytesOf(s))) }
+func (f *Filter) TestString(s string) bool { return f.Test(bytesOf(s)) }
 
 // AddHash inserts an item by its 128-bit hash and reports whether it was
 // new. Use it when you hash items yourself; mixing it with Add on one
 // filter is only correct if h = f.Hash(item).
 func (f *Filter) AddHash(h Hash) bool {
+	if f.mode == modeBlocked {
+		if f.addBlocked(h) {
+			f.inserted++
+			return true
+		}
+		return false
+	}
+	return f.addOther(h)
+}
+
+//go:noinline
+func (f *Filter) addOther(h Hash) bool {
 	var changed bool
-	switch {
-	case f.concurrent:
+	if f.concurrent {
 		changed = f.addAtomic(h)
-	case f.layout == Blocked:
-		changed = f.addBlocked(h)
-	default:
+	} else {
 		changed = f.addClassic(h)
 	}
 	if changed {
@@ -171,11 +218,16 @@ func (f *Filter) AddHash(h Hash) bool {
 
 // TestHash reports whether an item with hash h may be in the set.
 func (f *Filter) TestHash(h Hash) bool {
+	if f.mode == modeBlocked {
+		return f.testBlocked(h)
+	}
+	return f.testOther(h)
+}
+
+//go:noinline
+func (f *Filter) testOther(h Hash) bool {
 	if f.concurrent {
 		return f.testAtomic(h)
-	}
-	if f.layout == Blocked {
-		return f.testBlocked(h)
 	}
 	return f.testClassic(h)
 }

@@ -14,13 +14,17 @@ import (
 // byte o/8, the numbering of Redis SETBIT/GETBIT, so the bit array's bytes
 // are exactly a Redis bitmap of the same filter.
 //
-// Blocked: the block is mulhi(H1, blocks); the in-block positions are
-// consecutive 9-bit fields of H2 (7 per word), then of probeWord(h, 1), …
-// Every probe is an independent uniform position in the 512-bit block.
+// Blocked: the block is mulhi(H1, blocks); probe j takes the 9-bit field
+// pos_j of a probe word (fields 0-6 of H2, then of probeWord(h, 1), …) and
+// sets logical offset block*512 + (pos_j ^ 7), which is word pos_j/64 of
+// the block at bit pos_j%64: the ^7 of the Redis numbering cancels out, so
+// the hot path needs no byte-order arithmetic. Every probe is an
+// independent uniform position in the 512-bit block.
 //
-// Classic: probe i is at mulhi(w_i, m) with w_0 = H1, w_1 = H2 and
-// w_i = probeWord(h, i) for i >= 2: k independent 64-bit words, mapped to
-// [0, m) by a 64x64->128 multiply, never by a collapsing h1 + i*h2 or a
+// Classic: probe i sets logical offset mulhi(w_i, m) ^ 7 (again so that
+// the in-memory bit is simply bit mulhi%64), with w_0 = H1, w_1 = H2 and
+// w_i = probeWord(h, i) for i >= 2: k independent 64-bit words mapped to
+// [0, m) by a 64x64->128 multiply, never a collapsing h1 + i*h2 or a
 // biased modulo.
 
 // sipHash128 is SipHash-2-4 with 128-bit output.
@@ -34,45 +38,61 @@ func mulhi(x, n uint64) uint64 {
 
 const fieldsPerWord = 7 // 9-bit fields in one 64-bit probe word
 
-func (f *Filter) addBlocked(h Hash) bool {
+// block returns the 8 words of h's block.
+func (f *Filter) block(h Hash) *[8]uint64 {
 	b := mulhi(h.H1, f.blocks) * 8
-	blk := (*[8]uint64)(f.words[b : b+8])
+	return (*[8]uint64)(f.words[b : b+8])
+}
+
+func (f *Filter) addBlocked(h Hash) bool {
+	blk := f.block(h)
 	var changed uint64
-	w, left := h.H2, f.k
-	for j := uint64(1); ; j++ {
+	w := h.H2
+	if f.k <= fieldsPerWord {
+		for range f.k {
+			i, bit := (w>>6)&7, uint64(1)<<(w&63)
+			w >>= 9
+			changed |= bit &^ blk[i]
+			blk[i] |= bit
+		}
+		return changed != 0
+	}
+	for j, left := uint64(1), f.k; ; j++ {
 		n := min(left, fieldsPerWord)
 		for range n {
-			pos := w & 511
+			i, bit := (w>>6)&7, uint64(1)<<(w&63)
 			w >>= 9
-			bit := uint64(1) << ((pos & 63) ^ 7)
-			old := blk[pos>>6]
-			changed |= ^old & bit
-			blk[pos>>6] = old | bit
+			changed |= bit &^ blk[i]
+			blk[i] |= bit
 		}
 		if left -= n; left == 0 {
-			break
+			return changed != 0
 		}
 		w = probeWord(h, j)
 	}
-	return changed != 0
+}
+
+// missing returns the bits, among the first n (<= 7) probes of probe word
+// w, that are not set in blk: 0 if all are set. Small enough to inline.
+func missing(blk *[8]uint64, w uint64, n uint32) uint64 {
+	var miss uint64
+	for range n {
+		miss |= uint64(1)<<(w&63) &^ blk[(w>>6)&7]
+		w >>= 9
+	}
+	return miss
 }
 
 func (f *Filter) testBlocked(h Hash) bool {
-	b := mulhi(h.H1, f.blocks) * 8
-	blk := (*[8]uint64)(f.words[b : b+8])
-	var miss uint64
-	w, left := h.H2, f.k
-	for j := uint64(1); ; j++ {
+	blk := f.block(h)
+	if f.k <= fieldsPerWord {
+		return missing(blk, h.H2, f.k) == 0
+	}
+	miss := missing(blk, h.H2, fieldsPerWord)
+	for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
 		n := min(left, fieldsPerWord)
-		for range n {
-			pos := w & 511
-			w >>= 9
-			miss |= ^blk[pos>>6] & (1 << ((pos & 63) ^ 7))
-		}
-		if left -= n; left == 0 {
-			break
-		}
-		w = probeWord(h, j)
+		miss |= missing(blk, probeWord(h, j), n)
+		left -= n
 	}
 	return miss == 0
 }
@@ -92,10 +112,9 @@ func (f *Filter) addClassic(h Hash) bool {
 	var changed uint64
 	for i := range f.k {
 		o := mulhi(classicWord(h, i), f.m)
-		bit := uint64(1) << ((o & 63) ^ 7)
-		old := f.words[o>>6]
-		changed |= ^old & bit
-		f.words[o>>6] = old | bit
+		bit := uint64(1) << (o & 63)
+		changed |= bit &^ f.words[o>>6]
+		f.words[o>>6] |= bit
 	}
 	return changed != 0
 }
@@ -105,16 +124,17 @@ func (f *Filter) addClassic(h Hash) bool {
 func (f *Filter) testClassic(h Hash) bool {
 	for i := range f.k {
 		o := mulhi(classicWord(h, i), f.m)
-		if f.words[o>>6]&(1<<((o&63)^7)) == 0 {
+		if f.words[o>>6]&(1<<(o&63)) == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// offsets calls fn with the logical offset of each of h's k bits, in probe
-// order. It defines the layout for other stores (files, Redis).
-func (f *Filter) offsets(h Hash, fn func(o uint64)) {
+// forEachOffset calls fn with the physical bit index (word*64 + bit) of
+// each of h's k probes, in probe order. The logical offset (Redis
+// numbering) of physical index x is x ^ 7.
+func (f *Filter) forEachOffset(h Hash, fn func(x uint64)) {
 	if f.layout == Classic {
 		for i := range f.k {
 			fn(mulhi(classicWord(h, i), f.m))
@@ -136,11 +156,12 @@ func (f *Filter) offsets(h Hash, fn func(o uint64)) {
 	}
 }
 
-// Offsets appends to dst the logical bit offsets (Redis SETBIT numbering)
-// of the k bits an item with hash h sets, and returns the extended slice.
-// Other stores of the same filter (files, Redis bitmaps) use exactly these.
+// Offsets appends to dst the logical bit offsets (Redis SETBIT numbering:
+// bit 7-(o%8) of byte o/8) of the k bits an item with hash h sets, and
+// returns the extended slice. Other stores of the same filter (files,
+// Redis bitmaps) use exactly these offsets.
 func (f *Filter) Offsets(h Hash, dst []uint64) []uint64 {
-	f.offsets(h, func(o uint64) { dst = append(dst, o) })
+	f.forEachOffset(h, func(x uint64) { dst = append(dst, x^7) })
 	return dst
 }
 
@@ -170,10 +191,10 @@ func (f *Filter) addAtomic(h Hash) bool {
 	}
 }
 
-// orBit sets logical bit o atomically and reports whether it was unset.
-func orBit(words []uint64, o uint64) bool {
-	bit := uint64(1) << ((o & 63) ^ 7)
-	p := &words[o>>6]
+// orBit sets physical bit x atomically and reports whether it was unset.
+func orBit(words []uint64, x uint64) bool {
+	bit := uint64(1) << (x & 63)
+	p := &words[x>>6]
 	return atomic.LoadUint64(p)&bit == 0 && atomic.OrUint64(p, bit)&bit == 0
 }
 
@@ -181,8 +202,8 @@ func (f *Filter) testAtomic(h Hash) bool {
 	var miss uint64
 	if f.layout == Classic {
 		for i := range f.k {
-			o := mulhi(classicWord(h, i), f.m)
-			miss |= ^atomic.LoadUint64(&f.words[o>>6]) & (1 << ((o & 63) ^ 7))
+			x := mulhi(classicWord(h, i), f.m)
+			miss |= uint64(1)<<(x&63) &^ atomic.LoadUint64(&f.words[x>>6])
 		}
 		return miss == 0
 	}
@@ -191,8 +212,8 @@ func (f *Filter) testAtomic(h Hash) bool {
 	for j := uint64(1); ; j++ {
 		n := min(left, fieldsPerWord)
 		for range n {
-			o := base + w&511
-			miss |= ^atomic.LoadUint64(&f.words[o>>6]) & (1 << ((o & 63) ^ 7))
+			x := base + w&511
+			miss |= uint64(1)<<(x&63) &^ atomic.LoadUint64(&f.words[x>>6])
 			w >>= 9
 		}
 		if left -= n; left == 0 {

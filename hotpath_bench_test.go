@@ -1,0 +1,118 @@
+package bloom
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Micro-benchmarks of the hot path, in isolation: hashing, and the probe
+// of a pre-hashed item. Peer comparisons live in the bench/ module.
+
+func BenchmarkHash16(b *testing.B) {
+	key := make([]byte, 16)
+	b.ReportAllocs()
+	b.SetBytes(16)
+	var s uint64
+	for i := 0; b.Loop(); i++ {
+		key[0] = byte(i)
+		s += HashBytes(key).H1
+	}
+	_ = s
+}
+
+func BenchmarkKeyedHash16(b *testing.B) {
+	f, _ := New(1000, 0.01, WithKey([16]byte{1}))
+	key := make([]byte, 16)
+	b.ReportAllocs()
+	b.SetBytes(16)
+	var s uint64
+	for i := 0; b.Loop(); i++ {
+		key[0] = byte(i)
+		s += f.Hash(key).H1
+	}
+	_ = s
+}
+
+func benchFilter(b *testing.B, n uint64, layout Layout) (*Filter, [][]byte) {
+	b.Helper()
+	f, err := New(n, 0.01, WithLayout(layout))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	flat := make([]byte, 16*(n+1<<16))
+	for i := range flat {
+		flat[i] = byte(r.Uint32())
+	}
+	for i := range n {
+		f.Add(flat[16*i : 16*i+16])
+	}
+	// Queries: half present, half absent, copied into one compact array
+	// so that fetching a query key is never itself a cache miss.
+	q := make([]byte, 16<<16)
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		j := n + uint64(i)
+		if i%2 == 0 {
+			j = r.Uint64N(n)
+		}
+		keys[i] = q[16*i : 16*i+16 : 16*i+16]
+		copy(keys[i], flat[16*j:16*j+16])
+	}
+	return f, keys
+}
+
+func BenchmarkFilter(b *testing.B) {
+	for _, layout := range []Layout{Blocked, Classic} {
+		for _, n := range []uint64{1e5, 1e7} {
+			f, keys := benchFilter(b, n, layout)
+			name := layout.String() + "/n=" + map[uint64]string{1e5: "1e5", 1e7: "1e7"}[n]
+			b.Run(name+"/Test", func(b *testing.B) {
+				b.ReportAllocs()
+				c := 0
+				for i := 0; b.Loop(); i++ {
+					if f.Test(keys[i&(len(keys)-1)]) {
+						c++
+					}
+				}
+			})
+			b.Run(name+"/TestMany", func(b *testing.B) {
+				b.ReportAllocs()
+				dst := make([]bool, 256)
+				c := 0
+				for i := 0; b.Loop(); i++ {
+					j := (i * 256) & (len(keys) - 1)
+					dst = f.TestMany(keys[j:j+256], dst)
+					for _, v := range dst {
+						if v {
+							c++
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/item")
+			})
+			b.Run(name+"/Add", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					f.Add(keys[i&(len(keys)-1)])
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkHashThroughput hashes independent 16-byte keys (no dependency
+// between iterations), as a filter's Test loop does.
+func BenchmarkHashThroughput(b *testing.B) {
+	q := make([]byte, 16<<10)
+	for i := range q {
+		q[i] = byte(i * 7)
+	}
+	b.ReportAllocs()
+	var s uint64
+	for i := 0; b.Loop(); i++ {
+		j := (i & 1023) * 16
+		s += HashBytes(q[j : j+16]).H1
+	}
+	_ = s
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package bloom
+
+func adviseHugePages([]uint64) {}
