@@ -81,6 +81,9 @@ func parseHeader(b []byte) (header, error) {
 	if b[14] != 0 || b[15] != 0 || le.Uint32(b[56:]) != 0 || h.flags&^flagKeyed != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
+	if h.flags&flagKeyed == 0 && h.keyCheck != 0 {
+		return header{}, fmt.Errorf("%w: key check %08x on an unkeyed filter", ErrFormat, h.keyCheck)
+	}
 	return h, nil
 }
 
@@ -108,7 +111,7 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 			chunk = wordBytes(words)
 		} else {
 			if buf == nil {
-				buf = make([]byte, chunkBytes)
+				buf = make([]byte, 8*min(len(f.words), chunkBytes/8))
 			}
 			chunk = buf[:8*len(words)]
 			for i := range words {
@@ -212,6 +215,9 @@ func decode(r io.Reader, c config) (*Filter, int64, error) {
 	}
 	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
 	if err := checkSizing(s); err != nil {
+		if !errors.Is(err, ErrFormat) {
+			err = fmt.Errorf("%w: %w", ErrFormat, err)
+		}
 		return nil, total, fmt.Errorf("bloom: decode: %w", err)
 	}
 	if err := checkHash(h, c); err != nil {
@@ -265,7 +271,7 @@ func (f *Filter) readPayload(r io.Reader) (int64, error) {
 			chunk = wordBytes(words)
 		} else {
 			if buf == nil {
-				buf = make([]byte, chunkBytes)
+				buf = make([]byte, 8*min(len(f.words), chunkBytes/8))
 			}
 			chunk = buf[:8*len(words)]
 		}
@@ -287,8 +293,11 @@ func (f *Filter) readPayload(r io.Reader) (int64, error) {
 	if err != nil {
 		return total, fmt.Errorf("%w: reading trailer: %w", ErrFormat, noEOF(err))
 	}
-	if stored := binary.LittleEndian.Uint32(t[:]); stored != crc || binary.LittleEndian.Uint32(t[4:]) != 0 {
+	if stored := binary.LittleEndian.Uint32(t[:]); stored != crc {
 		return total, fmt.Errorf("%w: bits CRC %08x, stored %08x", ErrChecksum, crc, stored)
+	}
+	if binary.LittleEndian.Uint32(t[4:]) != 0 {
+		return total, fmt.Errorf("%w: reserved trailer bytes are set", ErrFormat)
 	}
 	return total, nil
 }

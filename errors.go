@@ -10,6 +10,9 @@ var (
 	ErrInvalidRate = errors.New("bloom: false-positive rate must be in (0, 1)")
 	// ErrTooLarge reports a filter larger than the configured maximum size.
 	ErrTooLarge = errors.New("bloom: filter larger than the maximum size")
+	// ErrInvalidSize reports a bit count that is zero or not a multiple of
+	// the layout's word (64 bits) or block (512 bits).
+	ErrInvalidSize = errors.New("bloom: invalid filter size")
 	// ErrInvalidLayout reports an unknown layout value.
 	ErrInvalidLayout = errors.New("bloom: unknown layout")
 	// ErrInvalidK reports a hash count outside [1, MaxK].

@@ -34,6 +34,10 @@ type Filter struct {
 	stripes  *[8]paddedU64 // the same, striped for WithConcurrent
 }
 
+// maxArrayBytes is a hard ceiling on any bit array (1 PiB), whatever
+// WithMaxBytes says, so that no size can overflow an allocation.
+const maxArrayBytes = 1 << 50
+
 const (
 	modeOther   = 0 // classic or concurrent: dispatch on layout and mode
 	modeBlocked = 1 // blocked, exclusive: the hot path
@@ -73,11 +77,11 @@ func checkSizing(s Sizing) error {
 	switch s.Layout {
 	case Blocked:
 		if s.Bits == 0 || s.Bits%BlockBits != 0 {
-			return fmt.Errorf("%w: blocked filter bits %d is not a positive multiple of %d", ErrFormat, s.Bits, BlockBits)
+			return fmt.Errorf("%w: blocked filter bits %d is not a positive multiple of %d", ErrInvalidSize, s.Bits, BlockBits)
 		}
 	case Classic:
 		if s.Bits == 0 || s.Bits%64 != 0 {
-			return fmt.Errorf("%w: classic filter bits %d is not a positive multiple of 64", ErrFormat, s.Bits)
+			return fmt.Errorf("%w: classic filter bits %d is not a positive multiple of 64", ErrInvalidSize, s.Bits)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrInvalidLayout, s.Layout)
@@ -95,7 +99,7 @@ func checkSizing(s Sizing) error {
 }
 
 func newFilter(s Sizing, c config) (*Filter, error) {
-	if s.Bytes() > c.maxBytes {
+	if s.Bytes() > c.maxBytes || s.Bytes() > maxArrayBytes {
 		return nil, fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
 			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
 	}

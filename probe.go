@@ -77,7 +77,7 @@ func (f *Filter) addBlocked(h Hash) bool {
 func missing(blk *[8]uint64, w uint64, n uint32) uint64 {
 	var miss uint64
 	for range n {
-		miss |= uint64(1)<<(w&63) &^ blk[(w>>6)&7]
+		miss |= uint64(1) << (w & 63) &^ blk[(w>>6)&7]
 		w >>= 9
 	}
 	return miss
@@ -203,7 +203,7 @@ func (f *Filter) testAtomic(h Hash) bool {
 	if f.layout == Classic {
 		for i := range f.k {
 			x := mulhi(classicWord(h, i), f.m)
-			miss |= uint64(1)<<(x&63) &^ atomic.LoadUint64(&f.words[x>>6])
+			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
 		}
 		return miss == 0
 	}
@@ -213,7 +213,7 @@ func (f *Filter) testAtomic(h Hash) bool {
 		n := min(left, fieldsPerWord)
 		for range n {
 			x := base + w&511
-			miss |= uint64(1)<<(x&63) &^ atomic.LoadUint64(&f.words[x>>6])
+			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
 			w >>= 9
 		}
 		if left -= n; left == 0 {
@@ -233,7 +233,9 @@ func (f *Filter) countNew(h Hash) {
 
 // Inserted is the number of Add calls that reported a new item since the
 // filter was made or cleared (or, after Union or Intersect, the estimate
-// Count). It is at most the number of distinct items added.
+// Count). In exclusive use it is at most the number of distinct items
+// added; in a WithConcurrent filter, goroutines racing to add the same new
+// item may each report it new, so it can exceed that by those races.
 func (f *Filter) Inserted() uint64 {
 	if f.stripes == nil {
 		return f.inserted

@@ -83,7 +83,8 @@ func Size(n uint64, p float64, layout Layout) (Sizing, error) {
 }
 
 // ExpectedFPR is the model's expected false-positive rate of a filter with
-// the given layout, m bits and k probes after n distinct items.
+// the given layout, m bits and k probes after n distinct items. For the
+// blocked layout with k > MaxK it returns the bound 1.
 func ExpectedFPR(layout Layout, m uint64, k uint32, n uint64) float64 {
 	if m == 0 || k == 0 {
 		return 1
@@ -93,6 +94,9 @@ func ExpectedFPR(layout Layout, m uint64, k uint32, n uint64) float64 {
 	}
 	switch layout {
 	case Blocked:
+		if k > MaxK {
+			return 1 // no filter has more probes; 1 bounds the rate without a table of k*512 steps per item
+		}
 		return blockedFPR(float64(n)*BlockBits/float64(m), int(k))
 	case Classic:
 		return classicFPR(float64(m), int(k), float64(n))
@@ -164,7 +168,13 @@ func blockedFPR(lambda float64, k int) float64 {
 	if lambda <= 0 {
 		return 0
 	}
-	e := blockTable(k, iMax(lambda))
+	// Beyond lambda + 15 sd the Poisson weights are < 1e-40. (Compared as a
+	// float: for huge lambda it does not fit in an int.)
+	top := lambda + 15*math.Sqrt(lambda) + 40
+	if full := fullBlock(k); top >= float64(full) {
+		return overfilledFPR(lambda, k, full)
+	}
+	e := blockTable(k, int(top)+1)
 	sum := 0.0
 	logL := math.Log(lambda)
 	for i := range e {
@@ -181,9 +191,29 @@ func blockedFPR(lambda float64, k int) float64 {
 	return math.Min(sum, 1)
 }
 
-// iMax bounds the Poisson sum: beyond lambda + 15 sd the weights are < 1e-40.
-func iMax(lambda float64) int {
-	return int(lambda+15*math.Sqrt(lambda)+40) + 1
+// fullBlock is a number of items beyond which a block is full for all
+// practical purposes: after i*k >= 45*512 probes a given bit is unset with
+// probability (1-1/512)^(i*k) < e^-45, so 1 - E[(X_i/512)^k] < k*e^-45 < 1e-17.
+func fullBlock(k int) int {
+	return (45*BlockBits+k-1)/k + 1
+}
+
+// overfilledFPR is blockedFPR for a lambda so large that the Poisson sum
+// would run past fullBlock(k): 1 - sum_{i<full} Pois(i; lambda)(1 - e[i]),
+// treating e[i] as 1 from full on. It keeps the table (and the time) bounded
+// for any lambda; the rate is then close to 1, so the subtraction loses no
+// relative precision.
+func overfilledFPR(lambda float64, k, full int) float64 {
+	e := blockTable(k, full)
+	deficit := 0.0
+	logL := math.Log(lambda)
+	for i := range e {
+		lg, _ := math.Lgamma(float64(i) + 1)
+		if w := float64(i)*logL - lambda - lg; w >= -745 {
+			deficit += math.Exp(w) * (1 - e[i])
+		}
+	}
+	return math.Max(0, math.Min(1, 1-deficit))
 }
 
 var blockTables struct {

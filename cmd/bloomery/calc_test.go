@@ -212,7 +212,7 @@ func TestCalcBadFlags(t *testing.T) {
 		{[]string{"-n", "1e6", "-p", "0.01", "--bits", "8"}, "--bits", "unknown flag"},
 		{[]string{"-n", "1e6", "-p", "0.01", "extra"}, "calc", `unexpected argument "extra"`},
 		// Valid flags, but no filter of 2^64 bits or fewer reaches p.
-		{[]string{"-n", "1e6", "-p", "1e-30", "--layout", "blocked"}, "-p", "no blocked filter"},
+		{[]string{"-n", "1e18", "-p", "1e-100", "--layout", "blocked"}, "-p", "no blocked filter"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

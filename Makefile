@@ -1,0 +1,38 @@
+# Bloomery's developer entry points. `make test` is what CI runs.
+GO ?= go
+
+.PHONY: test check race accuracy fuzz-short bench-module fuzz fpr-long bench bench-rate
+
+# Everything CI checks: formatting, vet, race-enabled tests, the
+# statistical accuracy tests (race-free: they are CPU-bound), a short fuzz
+# run of every decoder, and the bench module's own tests.
+test: check race accuracy fuzz-short bench-module
+
+check:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+accuracy:
+	$(GO) test -count=1 -run 'TestFPR$$' .
+
+fuzz-short:
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 15s .
+
+bench-module:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# Longer runs, not in CI.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 10m .
+
+fpr-long:
+	BLOOMERY_FPR_LONG=1 $(GO) test -count=1 -timeout 4h -run 'TestFPRLong' -v .
+
+bench:
+	cd bench && $(GO) run ./cmd/compare -n 1e6,1e7,1e8 -p 0.01,0.001 -reps 5
+
+bench-rate:
+	cd bench && $(GO) run ./cmd/compare -rateonly
