@@ -40,7 +40,7 @@ func benchFilter(b *testing.B, n uint64, layout Layout) (*Filter, [][]byte) {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	flat := make([]byte, 16*(n+1<<16))
+	flat := make([]byte, 16*(n+1<<21))
 	for i := range flat {
 		flat[i] = byte(r.Uint32())
 	}
@@ -49,8 +49,8 @@ func benchFilter(b *testing.B, n uint64, layout Layout) (*Filter, [][]byte) {
 	}
 	// Queries: half present, half absent, copied into one compact array
 	// so that fetching a query key is never itself a cache miss.
-	q := make([]byte, 16<<16)
-	keys := make([][]byte, 1<<16)
+	q := make([]byte, 16<<21)
+	keys := make([][]byte, 1<<21)
 	for i := range keys {
 		j := n + uint64(i)
 		if i%2 == 0 {

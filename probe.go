@@ -3,6 +3,7 @@ package bloom
 import (
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/dchest/siphash"
 )
@@ -38,63 +39,92 @@ func mulhi(x, n uint64) uint64 {
 
 const fieldsPerWord = 7 // 9-bit fields in one 64-bit probe word
 
-// block returns the 8 words of h's block.
+// block returns the 8 words of h's block. mulhi(H1, blocks) < blocks, so
+// the block is always inside the array and needs no bounds check.
 func (f *Filter) block(h Hash) *[8]uint64 {
-	b := mulhi(h.H1, f.blocks) * 8
-	return (*[8]uint64)(f.words[b : b+8])
+	off := uintptr(mulhi(h.H1, f.blocks)) * 64
+	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), off))
 }
 
 func (f *Filter) addBlocked(h Hash) bool {
 	blk := f.block(h)
-	var changed uint64
-	w := h.H2
 	if f.k <= fieldsPerWord {
-		for range f.k {
-			i, bit := (w>>6)&7, uint64(1)<<(w&63)
-			w >>= 9
-			changed |= bit &^ blk[i]
-			blk[i] |= bit
-		}
-		return changed != 0
+		return setBits(blk, h.H2, f.k) != 0
 	}
-	for j, left := uint64(1), f.k; ; j++ {
+	changed := setBits(blk, h.H2, fieldsPerWord)
+	for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
 		n := min(left, fieldsPerWord)
-		for range n {
-			i, bit := (w>>6)&7, uint64(1)<<(w&63)
-			w >>= 9
-			changed |= bit &^ blk[i]
-			blk[i] |= bit
-		}
-		if left -= n; left == 0 {
-			return changed != 0
-		}
-		w = probeWord(h, j)
+		changed |= setBits(blk, probeWord(h, j), n)
+		left -= n
 	}
+	return changed != 0
 }
 
 // missing returns the bits, among the first n (<= 7) probes of probe word
-// w, that are not set in blk: 0 if all are set. Small enough to inline.
+// w, that are not set in blk: 0 if all are set. Probe j is the 9-bit field
+// w>>(9j): word in bits 6-8, bit in bits 0-5. Small enough to inline.
 func missing(blk *[8]uint64, w uint64, n uint32) uint64 {
-	var miss uint64
+	var m uint64
 	for range n {
-		miss |= uint64(1) << (w & 63) &^ blk[(w>>6)&7]
+		m |= probeMiss(blk, w)
 		w >>= 9
 	}
-	return miss
+	return m
 }
 
+// probeMiss is the probe at the low 9 bits of x if unset in blk, else 0.
+func probeMiss(blk *[8]uint64, x uint64) uint64 {
+	return uint64(1) << (x & 63) &^ blk[(x>>6)&7]
+}
+
+// setBits sets the first n (<= 7) probes of w in blk and returns those
+// that were unset before.
+func setBits(blk *[8]uint64, w uint64, n uint32) uint64 {
+	var changed uint64
+	for range n {
+		i, bit := (w>>6)&7, uint64(1)<<(w&63)
+		w >>= 9
+		changed |= bit &^ blk[i]
+		blk[i] |= bit
+	}
+	return changed
+}
+
+// testBlocked is the hot path of Test: for k <= 7 a switch on k falls
+// through the probes with constant shifts (no loop, no bounds checks).
 func (f *Filter) testBlocked(h Hash) bool {
-	blk := f.block(h)
-	if f.k <= fieldsPerWord {
-		return missing(blk, h.H2, f.k) == 0
+	blk, w := f.block(h), h.H2
+	var m uint64
+	switch f.k {
+	case 7:
+		m |= probeMiss(blk, w>>54)
+		fallthrough
+	case 6:
+		m |= probeMiss(blk, w>>45)
+		fallthrough
+	case 5:
+		m |= probeMiss(blk, w>>36)
+		fallthrough
+	case 4:
+		m |= probeMiss(blk, w>>27)
+		fallthrough
+	case 3:
+		m |= probeMiss(blk, w>>18)
+		fallthrough
+	case 2:
+		m |= probeMiss(blk, w>>9)
+		fallthrough
+	case 1:
+		m |= probeMiss(blk, w)
+	default:
+		m = missing(blk, w, fieldsPerWord)
+		for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
+			n := min(left, fieldsPerWord)
+			m |= missing(blk, probeWord(h, j), n)
+			left -= n
+		}
 	}
-	miss := missing(blk, h.H2, fieldsPerWord)
-	for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
-		n := min(left, fieldsPerWord)
-		miss |= missing(blk, probeWord(h, j), n)
-		left -= n
-	}
-	return miss == 0
+	return m == 0
 }
 
 // classicWord returns w_i of a classic-layout probe sequence.

@@ -46,8 +46,12 @@ type Lib interface {
 	AddFlat(buf []byte)
 	// TestFlat returns how many KeySize-byte keys of buf test positive.
 	TestFlat(buf []byte) int
-	// TestAll returns how many of keys test positive, one Test per key.
+	// TestAll returns how many of keys test positive, one Test per key;
+	// the caller branches on each result.
 	TestAll(keys [][]byte) int
+	// TestCount is TestAll with a branch-free caller: it adds each result
+	// as 0 or 1, so a hard-to-predict result costs no branch mispredict.
+	TestCount(keys [][]byte) int
 	// Bits is the size of the filter's bit array.
 	Bits() uint64
 	// K describes the number of hash probes per key.
@@ -119,6 +123,14 @@ func (o *ours) TestAll(keys [][]byte) int {
 	return c
 }
 
+func (o *ours) TestCount(keys [][]byte) int {
+	f, c := o.f, 0
+	for _, k := range keys {
+		c += b2i(f.Test(k))
+	}
+	return c
+}
+
 func (o *ours) TestBatched(keys [][]byte, batch int) int {
 	f, c, dst := o.f, 0, o.dst
 	for i := 0; i < len(keys); i += batch {
@@ -175,6 +187,14 @@ func (b *blob) TestAll(keys [][]byte) int {
 }
 
 // bab adapts *bitsbloom.BloomFilter.
+func (b *blob) TestCount(keys [][]byte) int {
+	f, c := b.f, 0
+	for _, k := range keys {
+		c += b2i(f.Has(xxhash.Sum64(k)))
+	}
+	return c
+}
+
 type bab struct{ f *bitsbloom.BloomFilter }
 
 func (b *bab) Name() string { return BitsBlooms }
@@ -206,4 +226,21 @@ func (b *bab) TestAll(keys [][]byte) int {
 		}
 	}
 	return c
+}
+
+func (b *bab) TestCount(keys [][]byte) int {
+	f, c := b.f, 0
+	for _, k := range keys {
+		c += b2i(f.Test(k))
+	}
+	return c
+}
+
+// b2i is 1 for true, 0 for false; the compiler emits SETcc, no branch.
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,7 @@ func main() {
 		nFlag     = flag.String("n", "1e6,1e7", "comma-separated key counts `n`")
 		pFlag     = flag.String("p", "0.01,0.001", "comma-separated target false-positive rates `p`")
 		reps      = flag.Int("reps", 5, "timed repetitions of the query passes; medians are reported")
-		addReps   = flag.Int("addreps", 1, "timed Add passes, each into a fresh filter; the median is reported")
+		addReps   = flag.Int("addreps", 1, "timed Add rounds, each into fresh filters, chunk by chunk")
 		queries   = flag.Float64("queries", 2e6, "query keys per pass, half present and half absent")
 		batch     = flag.Int("batch", 256, "keys per TestMany call")
 		minProbes = flag.Float64("fprprobes", 1e6, "minimum never-inserted keys probed for the false-positive rate")
@@ -83,11 +84,19 @@ type result struct {
 	bitsPerKey float64
 	k          string
 	add        []float64 // Add ns/op per round
-	test       []float64 // Test ns/op per rep
+	test       []float64 // Test ns/op per chunk, caller branches on each result
+	testNB     []float64 // Test ns/op per chunk, branch-free caller (counts results)
 	testMany   []float64 // TestMany ns/op per rep; nil when unsupported
 	fp, probes uint64
 	notes      []string
 }
+
+// chunkKeys is the timing unit: every library is timed on the same chunk
+// of keys back to back, in rotating order, before the next chunk. Noise on
+// a shared machine comes in bursts longer than a chunk (about a
+// millisecond), so a burst hits the libraries of one chunk alike, and
+// ratios are taken chunk by chunk (paired) before the median.
+const chunkKeys = 1 << 16
 
 func runCompare(names []string, ns []uint64, ps []float64, reps, addReps, queries, batch int, probes func(float64) uint64, seed uint64) {
 	var all []*result
@@ -103,32 +112,7 @@ func runCompare(names []string, ns []uint64, ps []float64, reps, addReps, querie
 				}
 			}
 			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d reps\n", fmtCount(n), p, reps)
-			testCount := make([]int, len(libs))
-			for rep := range reps {
-				for j := range libs {
-					i := (rep + j) % len(libs) // rotate who goes first
-					l, r := libs[i], res[i]
-					runtime.GC()
-					var c int
-					d := timeit(func() { c = l.TestAll(q) })
-					r.test = append(r.test, perOp(d, len(q)))
-					if rep == 0 {
-						testCount[i] = c
-					} else if c != testCount[i] {
-						r.notes = append(r.notes, "Test count varies between reps")
-					}
-					sink += c
-					if b, ok := l.(bench.Batcher); ok {
-						runtime.GC()
-						d = timeit(func() { c = b.TestBatched(q, batch) })
-						r.testMany = append(r.testMany, perOp(d, len(q)))
-						if c != testCount[i] {
-							r.notes = append(r.notes, fmt.Sprintf("TestMany found %d, Test %d", c, testCount[i]))
-						}
-						sink += c
-					}
-				}
-			}
+			timeQueries(libs, res, q, reps, batch)
 			runtime.GC()
 			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d probes\n", fmtCount(n), p, probes(p))
 			countFP(libs, res, probes(p), seed)
@@ -139,33 +123,88 @@ func runCompare(names []string, ns []uint64, ps []float64, reps, addReps, querie
 		runtime.GC()
 	}
 	fmt.Printf("\nQueries per pass: %d (half present, half absent, shuffled); TestMany batch: %d; "+
-		"query reps: %d, Add reps: %d (medians shown).\n\n", queries, batch, reps, addReps)
+		"query reps: %d, Add rounds: %d. Times are per key, medians over %d-key chunks; "+
+		"every library is timed on the same chunk back to back.\n\n", queries, batch, reps, addReps, chunkKeys)
 	printResults(all)
 	printRatios(all)
 	fmt.Printf("\n(result checksum %d)\n", sink)
 }
 
-// build makes one filter per library and times Add passes over keys:
-// addReps rounds, each building a fresh filter per library in rotating
-// order, keeping the last round's filters.
-func build(names []string, n uint64, p float64, keys []byte, addReps int) ([]bench.Lib, []*result) {
+// timeQueries times Test (branching and branch-free callers) and TestMany
+// where supported, chunk by chunk.
+func timeQueries(libs []bench.Lib, res []*result, q [][]byte, reps, batch int) {
+	counts := make([][]int, len(libs)) // per lib, per rep
+	for i := range counts {
+		counts[i] = make([]int, reps)
+	}
+	chunk := 0
+	for rep := range reps {
+		for off := 0; off < len(q); off += chunkKeys {
+			part := q[off:min(off+chunkKeys, len(q))]
+			for j := range libs {
+				i := (chunk + j) % len(libs) // rotate who goes first
+				l, r := libs[i], res[i]
+				var c, cn int
+				d := timeit(func() { c = l.TestAll(part) })
+				r.test = append(r.test, perOp(d, len(part)))
+				d = timeit(func() { cn = l.TestCount(part) })
+				r.testNB = append(r.testNB, perOp(d, len(part)))
+				if cn != c {
+					r.notes = append(r.notes, fmt.Sprintf("TestCount found %d, Test %d", cn, c))
+				}
+				counts[i][rep] += c
+				sink += c + cn
+				if b, ok := l.(bench.Batcher); ok {
+					var cm int
+					d = timeit(func() { cm = b.TestBatched(part, batch) })
+					r.testMany = append(r.testMany, perOp(d, len(part)))
+					if cm != c {
+						r.notes = append(r.notes, fmt.Sprintf("TestMany found %d, Test %d", cm, c))
+					}
+					sink += cm
+				}
+			}
+			chunk++
+		}
+	}
+	for i := range libs {
+		for _, c := range counts[i] {
+			if c != counts[i][0] {
+				res[i].notes = append(res[i].notes, "Test count varies between reps")
+			}
+		}
+	}
+}
+
+// build makes one filter per library and times Add chunk by chunk, all
+// filters growing together; with addRounds > 1 it starts over with fresh
+// filters, keeping the last round's.
+func build(names []string, n uint64, p float64, keys []byte, addRounds int) ([]bench.Lib, []*result) {
 	libs := make([]bench.Lib, len(names))
 	res := make([]*result, len(names))
-	for rep := range addReps {
-		for j := range names {
-			i := (rep + j) % len(names)
-			l, err := bench.NewLib(names[i], n, p)
+	for round := range addRounds {
+		for i := range names {
+			libs[i] = nil
+		}
+		runtime.GC()
+		for i, name := range names {
+			l, err := bench.NewLib(name, n, p)
 			if err != nil {
-				fail(fmt.Errorf("%s n=%d p=%g: %w", names[i], n, p, err))
+				fail(fmt.Errorf("%s n=%d p=%g: %w", name, n, p, err))
 			}
-			libs[i] = nil // let the previous round's filter go first
-			runtime.GC()
-			d := timeit(func() { l.AddFlat(keys) })
 			libs[i] = l
 			if res[i] == nil {
-				res[i] = &result{n: n, p: p, lib: names[i], k: l.K(), bitsPerKey: float64(l.Bits()) / float64(n)}
+				res[i] = &result{n: n, p: p, lib: name, k: l.K(), bitsPerKey: float64(l.Bits()) / float64(n)}
 			}
-			res[i].add = append(res[i].add, perOp(d, int(n)))
+		}
+		step := chunkKeys * bench.KeySize
+		for c, off := 0, 0; off < len(keys); c, off = c+1, off+step {
+			part := keys[off:min(off+step, len(keys))]
+			for j := range libs {
+				i := (round + c + j) % len(libs)
+				d := timeit(func() { libs[i].AddFlat(part) })
+				res[i].add = append(res[i].add, perOp(d, len(part)/bench.KeySize))
+			}
 		}
 	}
 	return libs, res
@@ -207,16 +246,16 @@ func runRates(names []string, n uint64, ps []float64, probes func(float64) uint6
 }
 
 func printResults(all []*result) {
-	fmt.Println("| n | p | library | bits/key | k | Add ns/op | Test ns/op | Test min–max | TestMany ns/op | observed FP rate | 99% upper | probes | notes |")
-	fmt.Println("|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Println("| n | p | library | bits/key | k | Add ns/op | Test ns/op | Test p25–p75 | Test, branch-free caller | TestMany ns/op | observed FP rate | 99% upper | probes | notes |")
+	fmt.Println("|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range all {
-		lo, hi := minMax(r.test)
+		lo, hi := percentile(r.test, 0.25), percentile(r.test, 0.75)
 		tm := "–"
 		if r.testMany != nil {
 			tm = fmt.Sprintf("%.1f", bench.Median(r.testMany))
 		}
-		fmt.Printf("| %s | %g | %s | %.2f | %s | %.1f | %.1f | %.1f–%.1f | %s | %.3g | %.3g | %d | %s |\n",
-			fmtCount(r.n), r.p, r.lib, r.bitsPerKey, r.k, bench.Median(r.add), bench.Median(r.test), lo, hi, tm,
+		fmt.Printf("| %s | %g | %s | %.2f | %s | %.1f | %.1f | %.1f–%.1f | %.1f | %s | %.3g | %.3g | %d | %s |\n",
+			fmtCount(r.n), r.p, r.lib, r.bitsPerKey, r.k, bench.Median(r.add), bench.Median(r.test), lo, hi, bench.Median(r.testNB), tm,
 			float64(r.fp)/float64(r.probes), bench.WilsonUpper(r.fp, r.probes, bench.Z99), r.probes,
 			strings.Join(dedup(r.notes), "; "))
 	}
@@ -239,24 +278,34 @@ func printRatios(all []*result) {
 		}
 		by[k][r.lib] = r
 	}
-	fmt.Println("\nRatios of medians, ours (bloomery, blocked) / peer; below 1 means ours is faster.")
+	fmt.Println("\nRatios ours (bloomery, blocked) / peer: median over chunks of the paired per-chunk ratio; below 1 means ours is faster.")
 	fmt.Println()
-	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Add / blobloom | Add / bits-and-blooms | TestMany / blobloom Test | TestMany / bits-and-blooms Test |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Test (branch-free caller) / blobloom | Add / blobloom | Add / bits-and-blooms | TestMany / blobloom Test | TestMany / bits-and-blooms Test |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, k := range order {
 		m := by[k]
 		o, bl, bb := m[bench.Ours], m[bench.Blobloom], m[bench.BitsBlooms]
-		ratio := func(a, b func(*result) float64, x *result) string {
+		// ratio is the median over chunks of ours/peer for paired samples.
+		ratio := func(a, b func(*result) []float64, x *result) string {
 			if o == nil || x == nil {
 				return "–"
 			}
-			return fmt.Sprintf("%.2f", a(o)/b(x))
+			xs, ys := a(o), b(x)
+			if len(xs) == 0 || len(xs) != len(ys) {
+				return "–"
+			}
+			rs := make([]float64, len(xs))
+			for i := range xs {
+				rs[i] = xs[i] / ys[i]
+			}
+			return fmt.Sprintf("%.2f", bench.Median(rs))
 		}
-		add := func(r *result) float64 { return bench.Median(r.add) }
-		test := func(r *result) float64 { return bench.Median(r.test) }
-		many := func(r *result) float64 { return bench.Median(r.testMany) }
-		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s |\n", fmtCount(k.n), k.p,
-			ratio(test, test, bl), ratio(test, test, bb), ratio(add, add, bl), ratio(add, add, bb),
+		add := func(r *result) []float64 { return r.add }
+		test := func(r *result) []float64 { return r.test }
+		testNB := func(r *result) []float64 { return r.testNB }
+		many := func(r *result) []float64 { return r.testMany }
+		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s |\n", fmtCount(k.n), k.p,
+			ratio(test, test, bl), ratio(test, test, bb), ratio(testNB, testNB, bl), ratio(add, add, bl), ratio(add, add, bb),
 			ratio(many, test, bl), ratio(many, test, bb))
 	}
 }
@@ -283,12 +332,14 @@ func timeit(f func()) time.Duration {
 
 func perOp(d time.Duration, ops int) float64 { return float64(d.Nanoseconds()) / float64(ops) }
 
-func minMax(xs []float64) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		lo, hi = min(lo, x), max(hi, x)
+// percentile returns the q-quantile (0..1) of xs, nearest rank.
+func percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
 	}
-	return lo, hi
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 func dedup(xs []string) []string {
