@@ -51,6 +51,14 @@ func (f *Filter) AddHashes(hs []Hash) int {
 	for len(hs) > 0 {
 		n := min(len(hs), batchSize)
 		f.touch(hs[:n], &first)
+		// The touched words are stale once earlier items of the batch
+		// are set, so they cannot answer "new"; store their XOR where
+		// the compiler cannot drop it, or it deletes the loads.
+		var x uint64
+		for _, w := range first[:n] {
+			x ^= w
+		}
+		f.touchSink = x
 		for _, h := range hs[:n] {
 			if f.addBlocked(h) {
 				added++

@@ -30,8 +30,9 @@ type Filter struct {
 	n uint64  // expected items (capacity)
 	p float64 // target false-positive rate at n
 
-	inserted uint64        // Adds that reported new (exclusive mode)
-	stripes  *[8]paddedU64 // the same, striped for WithConcurrent
+	inserted  uint64        // Adds that reported new (exclusive mode)
+	touchSink uint64        // keeps AddHashes' prefetching loads alive
+	stripes   *[8]paddedU64 // the same, striped for WithConcurrent
 }
 
 // maxArrayBytes is a hard ceiling on any bit array (1 PiB), whatever

@@ -15,6 +15,7 @@ package bench
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/bloomery/bloom"
@@ -33,10 +34,17 @@ const (
 	OursClassic = "bloomery-classic" // our filter, Classic layout
 	Blobloom    = "blobloom"         // github.com/greatroar/blobloom + xxhash
 	BitsBlooms  = "bits-and-blooms"  // github.com/bits-and-blooms/bloom/v3
+	// Floor is not a filter: the cheapest conceivable lookup, one XXH3-128
+	// hash and one 64-bit load from an array as large as our blocked
+	// filter. It bounds what any layout can reach in this harness.
+	Floor = "floor"
+	// OursMany is our blocked filter filled with AddMany in batches of 256
+	// (TestAll and TestCount still test one key per call).
+	OursMany = "bloomery-addmany"
 )
 
 // LibNames lists every library NewLib knows, in the default order.
-var LibNames = []string{Ours, OursClassic, Blobloom, BitsBlooms}
+var LibNames = []string{Ours, OursMany, OursClassic, Blobloom, BitsBlooms, Floor}
 
 // Lib is one library's filter behind a batch-oriented interface.
 type Lib interface {
@@ -81,6 +89,15 @@ func NewLib(name string, n uint64, p float64) (Lib, error) {
 		return &blob{f: blobloom.NewOptimized(cfg), k: k}, nil
 	case BitsBlooms:
 		return &bab{f: bitsbloom.NewWithEstimates(uint(n), p)}, nil
+	case OursMany:
+		f, err := bloom.New(n, p)
+		return &oursMany{ours: ours{name: name, f: f}}, err
+	case Floor:
+		f, err := bloom.New(n, p)
+		if err != nil {
+			return nil, err
+		}
+		return &floor{words: make([]uint64, f.Bits()/64)}, nil
 	}
 	return nil, fmt.Errorf("unknown library %q (want one of %s)", name, strings.Join(LibNames, ", "))
 }
@@ -243,4 +260,74 @@ func b2i(b bool) int {
 		i = 1
 	}
 	return i
+}
+
+// floor is one hash and one load per key (see Floor).
+type floor struct{ words []uint64 }
+
+func (f *floor) Name() string { return Floor }
+func (f *floor) Bits() uint64 { return uint64(len(f.words)) * 64 }
+func (f *floor) K() string    { return "1 load" }
+
+func (f *floor) look(k []byte) bool {
+	h := bloom.HashBytes(k)
+	hi, _ := bits.Mul64(h.H1, uint64(len(f.words)))
+	return f.words[hi]>>(h.H2&63)&1 != 0
+}
+
+func (f *floor) AddFlat(buf []byte) {
+	for i := 0; i+KeySize <= len(buf); i += KeySize {
+		h := bloom.HashBytes(buf[i : i+KeySize])
+		hi, _ := bits.Mul64(h.H1, uint64(len(f.words)))
+		f.words[hi] |= 1 << (h.H2 & 63)
+	}
+}
+
+func (f *floor) TestFlat(buf []byte) int {
+	c := 0
+	for i := 0; i+KeySize <= len(buf); i += KeySize {
+		if f.look(buf[i : i+KeySize]) {
+			c++
+		}
+	}
+	return c
+}
+
+func (f *floor) TestAll(keys [][]byte) int {
+	c := 0
+	for _, k := range keys {
+		if f.look(k) {
+			c++
+		}
+	}
+	return c
+}
+
+func (f *floor) TestCount(keys [][]byte) int {
+	c := 0
+	for _, k := range keys {
+		c += b2i(f.look(k))
+	}
+	return c
+}
+
+// oursMany fills with AddMany; everything else is ours.
+type oursMany struct {
+	ours
+	batch [][]byte
+}
+
+func (o *oursMany) AddFlat(buf []byte) {
+	const n = 256
+	if o.batch == nil {
+		o.batch = make([][]byte, n)
+	}
+	for len(buf) >= KeySize {
+		c := min(n, len(buf)/KeySize)
+		for i := range c {
+			o.batch[i] = buf[i*KeySize : (i+1)*KeySize : (i+1)*KeySize]
+		}
+		o.f.AddMany(o.batch[:c])
+		buf = buf[c*KeySize:]
+	}
 }

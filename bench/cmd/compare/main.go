@@ -280,8 +280,8 @@ func printRatios(all []*result) {
 	}
 	fmt.Println("\nRatios ours (bloomery, blocked) / peer: median over chunks of the paired per-chunk ratio; below 1 means ours is faster.")
 	fmt.Println()
-	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Test (branch-free caller) / blobloom | Add / blobloom | Add / bits-and-blooms | TestMany / blobloom Test | TestMany / bits-and-blooms Test |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Test (branch-free caller) / blobloom | Add / blobloom | Add / bits-and-blooms | AddMany / blobloom Add | TestMany / blobloom Test | TestMany / bits-and-blooms Test | floor Test / blobloom |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, k := range order {
 		m := by[k]
 		o, bl, bb := m[bench.Ours], m[bench.Blobloom], m[bench.BitsBlooms]
@@ -304,9 +304,16 @@ func printRatios(all []*result) {
 		test := func(r *result) []float64 { return r.test }
 		testNB := func(r *result) []float64 { return r.testNB }
 		many := func(r *result) []float64 { return r.testMany }
-		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s |\n", fmtCount(k.n), k.p,
+		ratioOf := func(x *result, a, b func(*result) []float64, y *result) string {
+			saved := o
+			o = x
+			defer func() { o = saved }()
+			return ratio(a, b, y)
+		}
+		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", fmtCount(k.n), k.p,
 			ratio(test, test, bl), ratio(test, test, bb), ratio(testNB, testNB, bl), ratio(add, add, bl), ratio(add, add, bb),
-			ratio(many, test, bl), ratio(many, test, bb))
+			ratioOf(m[bench.OursMany], add, add, bl),
+			ratio(many, test, bl), ratio(many, test, bb), ratioOf(m[bench.Floor], test, test, bl))
 	}
 }
 
