@@ -46,18 +46,59 @@ func (f *Filter) block(h Hash) *[8]uint64 {
 	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), off))
 }
 
+// addBlocked is the hot path of Add: the probes of each probe word are
+// unrolled (see setN), so even k > 7 costs no inner loop.
 func (f *Filter) addBlocked(h Hash) bool {
 	blk := f.block(h)
 	if f.k <= fieldsPerWord {
-		return setBits(blk, h.H2, f.k) != 0
+		return setN(blk, h.H2, f.k) != 0
 	}
-	changed := setBits(blk, h.H2, fieldsPerWord)
+	changed := setN(blk, h.H2, fieldsPerWord)
 	for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
 		n := min(left, fieldsPerWord)
-		changed |= setBits(blk, probeWord(h, j), n)
+		changed |= setN(blk, probeWord(h, j), n)
 		left -= n
 	}
 	return changed != 0
+}
+
+// setN sets the first n (<= 7) probes of probe word w in blk and returns
+// those that were unset before. A switch on n falls through the probes
+// with constant shifts: no loop.
+func setN(blk *[8]uint64, w uint64, n uint32) uint64 {
+	var c uint64
+	switch n {
+	case 7:
+		c |= setProbe(blk, w>>54)
+		fallthrough
+	case 6:
+		c |= setProbe(blk, w>>45)
+		fallthrough
+	case 5:
+		c |= setProbe(blk, w>>36)
+		fallthrough
+	case 4:
+		c |= setProbe(blk, w>>27)
+		fallthrough
+	case 3:
+		c |= setProbe(blk, w>>18)
+		fallthrough
+	case 2:
+		c |= setProbe(blk, w>>9)
+		fallthrough
+	case 1:
+		c |= setProbe(blk, w)
+	}
+	return c
+}
+
+// setProbe sets the probe at the low 9 bits of x and returns its bit if it
+// was unset, else 0.
+func setProbe(blk *[8]uint64, x uint64) uint64 {
+	i, bit := (x>>6)&7, uint64(1)<<(x&63)
+	old := blk[i]
+	blk[i] = old | bit
+	return bit &^ old
 }
 
 // missing returns the bits, among the first n (<= 7) probes of probe word
@@ -75,19 +116,6 @@ func missing(blk *[8]uint64, w uint64, n uint32) uint64 {
 // probeMiss is the probe at the low 9 bits of x if unset in blk, else 0.
 func probeMiss(blk *[8]uint64, x uint64) uint64 {
 	return uint64(1) << (x & 63) &^ blk[(x>>6)&7]
-}
-
-// setBits sets the first n (<= 7) probes of w in blk and returns those
-// that were unset before.
-func setBits(blk *[8]uint64, w uint64, n uint32) uint64 {
-	var changed uint64
-	for range n {
-		i, bit := (w>>6)&7, uint64(1)<<(w&63)
-		w >>= 9
-		changed |= bit &^ blk[i]
-		blk[i] |= bit
-	}
-	return changed
 }
 
 // testBlocked is the hot path of Test: for k <= 7 a switch on k falls
