@@ -6,7 +6,7 @@ GO ?= go
 # Everything CI checks: formatting, vet, race-enabled tests, the
 # statistical accuracy tests (race-free: they are CPU-bound), a short fuzz
 # run of every decoder, and the bench module's own tests.
-test: check race accuracy fuzz-short bench-module
+test: check bench-module race accuracy fuzz-short
 
 check:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
