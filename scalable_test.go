@@ -1,0 +1,131 @@
+package bloom
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestScalableRedisBloomCounters checks the RedisBloom-mode counters
+// against figures worked out by hand from DESIGN.md §7: capacity 100,
+// expansion 2 → sub-filters of 100, 200, 400, …; a new sub-filter opens
+// when a new item arrives and the last one holds its capacity.
+func TestScalableRedisBloomCounters(t *testing.T) {
+	// At p = 1e-6 a false positive among these 701 items is improbable
+	// (about 1e-3), and the keys are fixed, so every count is exact.
+	s, err := NewScalable(100, 1e-6, ScalableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, err := s.AddString(fmt.Sprintf("item-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := []struct {
+		to       int    // add distinct items up to this index
+		filters  int    // sub-filters afterwards
+		capacity uint64 // total capacity afterwards
+	}{
+		{100, 1, 100},  // exactly full: no growth yet
+		{101, 2, 300},  // the 101st new item opens 200
+		{300, 2, 300},  // 100 + 200 filled
+		{301, 3, 700},  // opens 400
+		{700, 3, 700},  //
+		{701, 4, 1500}, // opens 800
+	}
+	from := 0
+	for _, st := range steps {
+		add(from, st.to)
+		from = st.to
+		info := s.Info()
+		if info.Items != uint64(st.to) {
+			t.Errorf("after %d adds: items %d", st.to, info.Items)
+		}
+		if info.Filters != st.filters {
+			t.Errorf("after %d adds: %d filters, want %d", st.to, info.Filters, st.filters)
+		}
+		if info.Capacity != st.capacity {
+			t.Errorf("after %d adds: capacity %d, want %d", st.to, info.Capacity, st.capacity)
+		}
+		if info.Expansion != 2 {
+			t.Errorf("expansion %d", info.Expansion)
+		}
+	}
+	// Re-adding present items changes nothing.
+	before := s.Info()
+	for i := range 50 {
+		if isNew, err := s.AddString(fmt.Sprintf("item-%d", i)); isNew || err != nil {
+			t.Fatalf("re-add item-%d: new=%v err=%v", i, isNew, err)
+		}
+	}
+	if s.Info() != before {
+		t.Errorf("re-adding changed info: %+v → %+v", before, s.Info())
+	}
+}
+
+func TestScalableNonScalingFull(t *testing.T) {
+	s, err := NewScalable(50, 0.001, ScalableOptions{NonScaling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := s.AddString(fmt.Sprintf("k%d", i)); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+	}
+	if _, err := s.AddString("one-too-many"); !errors.Is(err, ErrFull) {
+		t.Fatalf("add past capacity: err = %v, want ErrFull", err)
+	}
+	if isNew, err := s.AddString("k7"); isNew || err != nil {
+		t.Fatalf("re-add of a present item when full: new=%v err=%v, want false, nil", isNew, err)
+	}
+	if info := s.Info(); info.Filters != 1 || !info.NonScaling || info.Expansion != 0 {
+		t.Errorf("info %+v", info)
+	}
+}
+
+func TestScalableConcurrentNoFalseNegatives(t *testing.T) {
+	s, err := NewScalable(1000, 0.01, ScalableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, per = 4, 5000
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range per {
+				if _, err := s.AddString(fmt.Sprintf("w%d-%d", w, i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if !s.TestString(fmt.Sprintf("w%d-%d", w, i)) {
+					t.Errorf("false negative right after add: w%d-%d", w, i)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() { // a reader during growth
+		for range 20000 {
+			s.TestString("w0-0")
+		}
+	})
+	wg.Wait()
+	for w := range writers {
+		for i := range per {
+			if !s.TestString(fmt.Sprintf("w%d-%d", w, i)) {
+				t.Fatalf("false negative: w%d-%d", w, i)
+			}
+		}
+	}
+	if c := s.Count(); c > writers*per || c < writers*per*98/100 {
+		t.Errorf("count %d for %d distinct items", c, writers*per)
+	}
+	if s.NumFilters() < 4 {
+		t.Errorf("only %d sub-filters after growing 20x", s.NumFilters())
+	}
+}
