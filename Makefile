@@ -16,7 +16,7 @@ race:
 	$(GO) test -race -count=1 ./...
 
 accuracy:
-	$(GO) test -count=1 -run 'TestFPR$$' .
+	$(GO) test -count=1 -run '^TestFPR' .
 
 fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 15s .

@@ -234,3 +234,14 @@ func (s *Scalable) Info() ScalableInfo {
 	return ScalableInfo{Capacity: s.Cap(), Bytes: s.Bytes(), Filters: s.NumFilters(),
 		Items: s.Count(), Expansion: s.s, NonScaling: s.s == 0}
 }
+
+// EstimatedFPR is the compound false-positive rate the filter has now,
+// from the bits of its sub-filters: 1 − Π(1 − rate_i). It reads every
+// sub-filter's bit array.
+func (s *Scalable) EstimatedFPR() float64 {
+	pass := 1.0
+	for _, f := range s.filters() {
+		pass *= 1 - f.EstimatedFPR()
+	}
+	return 1 - pass
+}
