@@ -3,6 +3,8 @@ package bloom
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/dchest/siphash"
 )
 
 // Filter is a Bloom filter of fixed size: a set that answers "definitely
@@ -148,7 +150,7 @@ func (f *Filter) Hash(item []byte) Hash {
 
 //go:noinline
 func (f *Filter) keyedHash(item []byte) Hash {
-	h1, h2 := sipHash128(f.k0, f.k1, item)
+	h1, h2 := siphash.Hash128(f.k0, f.k1, item)
 	return Hash{H1: h1, H2: h2}
 }
 

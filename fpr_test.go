@@ -78,10 +78,17 @@ func checkFPR(t *testing.T, layout Layout, n uint64, p float64, ks keySet, minPr
 	expected := f.Sizing().FPRAt(n)
 	probes := probesFor(expected, p, minProbes)
 	fp := countFalsePositives(f, ks, n, probes)
+	checkRate(t, fmt.Sprintf("%.2f bits/key k=%d", f.Sizing().BitsPerKey(), f.K()), fp, probes, p, "model", expected)
+}
+
+// checkRate logs a measured false-positive rate next to the expected one
+// and fails the test if its one-sided 99% upper confidence bound exceeds p.
+func checkRate(t *testing.T, what string, fp, probes uint64, p float64, expectedName string, expected float64) {
+	t.Helper()
 	rate := float64(fp) / float64(probes)
 	upper := wilsonUpper(fp, probes, z99)
-	t.Logf("%.2f bits/key k=%d: %d/%d false positives, rate %.4g = %.3f p (model %.3f p), 99%% upper bound %.3f p",
-		f.Sizing().BitsPerKey(), f.K(), fp, probes, rate, rate/p, expected/p, upper/p)
+	t.Logf("%s: %d/%d false positives, rate %.4g = %.3f p (%s %.3f p), 99%% upper bound %.3f p",
+		what, fp, probes, rate, rate/p, expectedName, expected/p, upper/p)
 	if upper > p {
 		t.Errorf("false-positive rate too high: measured %.4g (99%% upper bound %.4g) > target %g", rate, upper, p)
 	}

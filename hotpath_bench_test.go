@@ -8,29 +8,27 @@ import (
 // Micro-benchmarks of the hot path, in isolation: hashing, and the probe
 // of a pre-hashed item. Peer comparisons live in the bench/ module.
 
-func BenchmarkHash16(b *testing.B) {
-	key := make([]byte, 16)
-	b.ReportAllocs()
-	b.SetBytes(16)
-	var s uint64
-	for i := 0; b.Loop(); i++ {
-		key[0] = byte(i)
-		s += HashBytes(key).H1
+// BenchmarkHash hashes independent 16-byte keys (no dependency between
+// iterations), as a filter's Test loop does, with each hash function.
+func BenchmarkHash(b *testing.B) {
+	keyed, _ := New(1000, 0.01, WithKey([16]byte{1}))
+	unkeyed, _ := New(1000, 0.01)
+	q := make([]byte, 16<<10)
+	for i := range q {
+		q[i] = byte(i * 7)
 	}
-	_ = s
-}
-
-func BenchmarkKeyedHash16(b *testing.B) {
-	f, _ := New(1000, 0.01, WithKey([16]byte{1}))
-	key := make([]byte, 16)
-	b.ReportAllocs()
-	b.SetBytes(16)
-	var s uint64
-	for i := 0; b.Loop(); i++ {
-		key[0] = byte(i)
-		s += f.Hash(key).H1
+	for _, f := range []*Filter{unkeyed, keyed} {
+		b.Run(f.HashID().String(), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(16)
+			var s uint64
+			for i := 0; b.Loop(); i++ {
+				j := (i & 1023) * 16
+				s += f.Hash(q[j : j+16]).H1
+			}
+			_ = s
+		})
 	}
-	_ = s
 }
 
 func benchFilter(b *testing.B, n uint64, layout Layout) (*Filter, [][]byte) {
@@ -99,20 +97,4 @@ func BenchmarkFilter(b *testing.B) {
 			})
 		}
 	}
-}
-
-// BenchmarkHashThroughput hashes independent 16-byte keys (no dependency
-// between iterations), as a filter's Test loop does.
-func BenchmarkHashThroughput(b *testing.B) {
-	q := make([]byte, 16<<10)
-	for i := range q {
-		q[i] = byte(i * 7)
-	}
-	b.ReportAllocs()
-	var s uint64
-	for i := 0; b.Loop(); i++ {
-		j := (i & 1023) * 16
-		s += HashBytes(q[j : j+16]).H1
-	}
-	_ = s
 }

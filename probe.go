@@ -4,8 +4,6 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/dchest/siphash"
 )
 
 // Where an item's bits live.
@@ -27,9 +25,6 @@ import (
 // w_i = probeWord(h, i) for i >= 2: k independent 64-bit words mapped to
 // [0, m) by a 64x64->128 multiply, never a collapsing h1 + i*h2 or a
 // biased modulo.
-
-// sipHash128 is SipHash-2-4 with 128-bit output.
-func sipHash128(k0, k1 uint64, b []byte) (uint64, uint64) { return siphash.Hash128(k0, k1, b) }
 
 // mulhi maps x uniformly onto [0, n).
 func mulhi(x, n uint64) uint64 {

@@ -137,14 +137,8 @@ func (s *Scalable) TestHash(h Hash) bool {
 	return false
 }
 
-func (s *Scalable) hash(item []byte) Hash {
-	if s.cfg.keyed {
-		k0, k1 := keyWords(s.cfg.key)
-		h1, h2 := sipHash128(k0, k1, item)
-		return Hash{H1: h1, H2: h2}
-	}
-	return HashBytes(item)
-}
+// hash is the sub-filters' hash of item: they all share one key (or none).
+func (s *Scalable) hash(item []byte) Hash { return s.filters()[0].Hash(item) }
 
 // Add inserts item and reports whether it was new (absent from every
 // sub-filter, and at least one bit changed). A new item that would exceed

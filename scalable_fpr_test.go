@@ -45,13 +45,8 @@ func TestFPRScalable(t *testing.T) {
 						fp++
 					}
 				}
-				rate := float64(fp) / float64(probes)
-				upper := wilsonUpper(fp, probes, z99)
-				t.Logf("%d sub-filters, %d items, %.2f bits/item: %d/%d false positives, rate %.3f p (estimate %.3f p), 99%% upper bound %.3f p",
-					s.NumFilters(), s.Count(), float64(s.Bytes()*8)/n, fp, probes, rate/p, expected/p, upper/p)
-				if upper > p {
-					t.Errorf("compound rate too high: %.4g (99%% upper bound %.4g) > %g", rate, upper, p)
-				}
+				checkRate(t, fmt.Sprintf("%d sub-filters, %d items, %.2f bits/item", s.NumFilters(), s.Count(), float64(s.Bytes()*8)/n),
+					fp, probes, p, "estimate", expected)
 			})
 		}
 	}
