@@ -14,11 +14,8 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/bloomery/bloom/bench"
 )
@@ -60,19 +57,19 @@ func main() {
 		return bench.ProbeCount(p, uint64(*minProbes), uint64(*expectFP), uint64(*maxProbes))
 	}
 
-	printEnv()
+	bench.PrintEnv("github.com/bits-and-blooms/bloom/v3", "github.com/greatroar/blobloom", "github.com/cespare/xxhash/v2")
 	if *rateOnly {
-		n, err := parseCount(strconv.FormatFloat(*rateN, 'g', -1, 64))
+		n, err := bench.ParseCount(strconv.FormatFloat(*rateN, 'g', -1, 64))
 		if err != nil {
 			fail(err)
 		}
-		runRates(libs, n, parseRates(*rateP), probes, *seed)
+		runRates(libs, n, mustRates(*rateP), probes, *seed)
 	} else {
-		ns, err := parseCounts(*nFlag)
+		ns, err := bench.ParseCounts(*nFlag)
 		if err != nil {
 			fail(err)
 		}
-		runCompare(libs, ns, parseRates(*pFlag), *reps, *addReps, int(*queries), *batch, probes, *seed)
+		runCompare(libs, ns, mustRates(*pFlag), *reps, *addReps, int(*queries), *batch, probes, *seed)
 	}
 }
 
@@ -91,30 +88,23 @@ type result struct {
 	notes      []string
 }
 
-// chunkKeys is the timing unit: every library is timed on the same chunk
-// of keys back to back, in rotating order, before the next chunk. Noise on
-// a shared machine comes in bursts longer than a chunk (about a
-// millisecond), so a burst hits the libraries of one chunk alike, and
-// ratios are taken chunk by chunk (paired) before the median.
-const chunkKeys = 1 << 16
-
 func runCompare(names []string, ns []uint64, ps []float64, reps, addReps, queries, batch int, probes func(float64) uint64, seed uint64) {
 	var all []*result
 	for _, n := range ns {
 		keys := bench.Keys(seed, int(n))
 		q, present := bench.Queries(seed, keys, queries)
 		for _, p := range ps {
-			fmt.Fprintf(os.Stderr, "n=%s p=%g: building\n", fmtCount(n), p)
+			fmt.Fprintf(os.Stderr, "n=%s p=%g: building\n", bench.FormatCount(n), p)
 			libs, res := build(names, n, p, keys, addReps)
 			for i, l := range libs {
 				if c := l.TestAll(present); c != len(present) {
 					res[i].notes = append(res[i].notes, fmt.Sprintf("FALSE NEGATIVES: %d of %d", len(present)-c, len(present)))
 				}
 			}
-			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d reps\n", fmtCount(n), p, reps)
+			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d reps\n", bench.FormatCount(n), p, reps)
 			timeQueries(libs, res, q, reps, batch)
 			runtime.GC()
-			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d probes\n", fmtCount(n), p, probes(p))
+			fmt.Fprintf(os.Stderr, "n=%s p=%g: %d probes\n", bench.FormatCount(n), p, probes(p))
 			countFP(libs, res, probes(p), seed)
 			all = append(all, res...)
 			libs = nil
@@ -124,7 +114,7 @@ func runCompare(names []string, ns []uint64, ps []float64, reps, addReps, querie
 	}
 	fmt.Printf("\nQueries per pass: %d (half present, half absent, shuffled); TestMany batch: %d; "+
 		"query reps: %d, Add rounds: %d. Times are per key, medians over %d-key chunks; "+
-		"every library is timed on the same chunk back to back.\n\n", queries, batch, reps, addReps, chunkKeys)
+		"every library is timed on the same chunk back to back.\n\n", queries, batch, reps, addReps, bench.ChunkKeys)
 	printResults(all)
 	printRatios(all)
 	fmt.Printf("\n(result checksum %d)\n", sink)
@@ -139,16 +129,16 @@ func timeQueries(libs []bench.Lib, res []*result, q [][]byte, reps, batch int) {
 	}
 	chunk := 0
 	for rep := range reps {
-		for off := 0; off < len(q); off += chunkKeys {
-			part := q[off:min(off+chunkKeys, len(q))]
+		for off := 0; off < len(q); off += bench.ChunkKeys {
+			part := q[off:min(off+bench.ChunkKeys, len(q))]
 			for j := range libs {
 				i := (chunk + j) % len(libs) // rotate who goes first
 				l, r := libs[i], res[i]
 				var c, cn int
-				d := timeit(func() { c = l.TestAll(part) })
-				r.test = append(r.test, perOp(d, len(part)))
-				d = timeit(func() { cn = l.TestCount(part) })
-				r.testNB = append(r.testNB, perOp(d, len(part)))
+				d := bench.Time(func() { c = l.TestAll(part) })
+				r.test = append(r.test, bench.PerOp(d, len(part)))
+				d = bench.Time(func() { cn = l.TestCount(part) })
+				r.testNB = append(r.testNB, bench.PerOp(d, len(part)))
 				if cn != c {
 					r.notes = append(r.notes, fmt.Sprintf("TestCount found %d, Test %d", cn, c))
 				}
@@ -156,8 +146,8 @@ func timeQueries(libs []bench.Lib, res []*result, q [][]byte, reps, batch int) {
 				sink += c + cn
 				if b, ok := l.(bench.Batcher); ok {
 					var cm int
-					d = timeit(func() { cm = b.TestBatched(part, batch) })
-					r.testMany = append(r.testMany, perOp(d, len(part)))
+					d = bench.Time(func() { cm = b.TestBatched(part, batch) })
+					r.testMany = append(r.testMany, bench.PerOp(d, len(part)))
 					if cm != c {
 						r.notes = append(r.notes, fmt.Sprintf("TestMany found %d, Test %d", cm, c))
 					}
@@ -197,13 +187,13 @@ func build(names []string, n uint64, p float64, keys []byte, addRounds int) ([]b
 				res[i] = &result{n: n, p: p, lib: name, k: l.K(), bitsPerKey: float64(l.Bits()) / float64(n)}
 			}
 		}
-		step := chunkKeys * bench.KeySize
+		step := bench.ChunkKeys * bench.KeySize
 		for c, off := 0, 0; off < len(keys); c, off = c+1, off+step {
 			part := keys[off:min(off+step, len(keys))]
 			for j := range libs {
 				i := (round + c + j) % len(libs)
-				d := timeit(func() { libs[i].AddFlat(part) })
-				res[i].add = append(res[i].add, perOp(d, len(part)/bench.KeySize))
+				d := bench.Time(func() { libs[i].AddFlat(part) })
+				res[i].add = append(res[i].add, bench.PerOp(d, len(part)/bench.KeySize))
 			}
 		}
 	}
@@ -213,16 +203,11 @@ func build(names []string, n uint64, p float64, keys []byte, addRounds int) ([]b
 // countFP probes every library with the same never-inserted keys, made
 // chunk by chunk so that no probe set has to be held in memory.
 func countFP(libs []bench.Lib, res []*result, probes uint64, seed uint64) {
-	r := bench.NewRand(seed, bench.StreamProbes)
-	buf := make([]byte, 1<<16*bench.KeySize)
-	for done := uint64(0); done < probes; {
-		chunk := buf[:min(uint64(len(buf)/bench.KeySize), probes-done)*bench.KeySize]
-		bench.FillKeys(r, chunk, true)
+	bench.ProbeChunks(seed, probes, func(chunk []byte) {
 		for i, l := range libs {
 			res[i].fp += uint64(l.TestFlat(chunk))
 		}
-		done += uint64(len(chunk) / bench.KeySize)
-	}
+	})
 	for _, r := range res {
 		r.probes = probes
 	}
@@ -233,13 +218,13 @@ func runRates(names []string, n uint64, ps []float64, probes func(float64) uint6
 	fmt.Println("\n| n | target p | library | bits/key | k | probes | false pos. | observed rate | 99% upper (Wilson) | observed/target |")
 	fmt.Println("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
 	for _, p := range ps {
-		fmt.Fprintf(os.Stderr, "rate n=%s p=%g: %d probes\n", fmtCount(n), p, probes(p))
+		fmt.Fprintf(os.Stderr, "rate n=%s p=%g: %d probes\n", bench.FormatCount(n), p, probes(p))
 		libs, res := build(names, n, p, keys, 1)
 		countFP(libs, res, probes(p), seed)
 		for _, r := range res {
 			obs := float64(r.fp) / float64(r.probes)
 			fmt.Printf("| %s | %g | %s | %.2f | %s | %d | %d | %.3g | %.3g | %.2f |\n",
-				fmtCount(n), p, r.lib, r.bitsPerKey, r.k, r.probes, r.fp, obs,
+				bench.FormatCount(n), p, r.lib, r.bitsPerKey, r.k, r.probes, r.fp, obs,
 				bench.WilsonUpper(r.fp, r.probes, bench.Z99), obs/p)
 		}
 	}
@@ -249,15 +234,15 @@ func printResults(all []*result) {
 	fmt.Println("| n | p | library | bits/key | k | Add ns/op | Test ns/op | Test p25–p75 | Test, branch-free caller | TestMany ns/op | observed FP rate | 99% upper | probes | notes |")
 	fmt.Println("|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range all {
-		lo, hi := percentile(r.test, 0.25), percentile(r.test, 0.75)
+		lo, hi := bench.Percentile(r.test, 0.25), bench.Percentile(r.test, 0.75)
 		tm := "–"
 		if r.testMany != nil {
 			tm = fmt.Sprintf("%.1f", bench.Median(r.testMany))
 		}
 		fmt.Printf("| %s | %g | %s | %.2f | %s | %.1f | %.1f | %.1f–%.1f | %.1f | %s | %.3g | %.3g | %d | %s |\n",
-			fmtCount(r.n), r.p, r.lib, r.bitsPerKey, r.k, bench.Median(r.add), bench.Median(r.test), lo, hi, bench.Median(r.testNB), tm,
+			bench.FormatCount(r.n), r.p, r.lib, r.bitsPerKey, r.k, bench.Median(r.add), bench.Median(r.test), lo, hi, bench.Median(r.testNB), tm,
 			float64(r.fp)/float64(r.probes), bench.WilsonUpper(r.fp, r.probes, bench.Z99), r.probes,
-			strings.Join(dedup(r.notes), "; "))
+			bench.JoinNotes(r.notes))
 	}
 }
 
@@ -290,15 +275,11 @@ func printRatios(all []*result) {
 			if o == nil || x == nil {
 				return "–"
 			}
-			xs, ys := a(o), b(x)
-			if len(xs) == 0 || len(xs) != len(ys) {
+			r := bench.Median(bench.PairedRatios(a(o), b(x)))
+			if math.IsNaN(r) {
 				return "–"
 			}
-			rs := make([]float64, len(xs))
-			for i := range xs {
-				rs[i] = xs[i] / ys[i]
-			}
-			return fmt.Sprintf("%.2f", bench.Median(rs))
+			return fmt.Sprintf("%.2f", r)
 		}
 		add := func(r *result) []float64 { return r.add }
 		test := func(r *result) []float64 { return r.test }
@@ -310,97 +291,19 @@ func printRatios(all []*result) {
 			defer func() { o = saved }()
 			return ratio(a, b, y)
 		}
-		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", fmtCount(k.n), k.p,
+		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bench.FormatCount(k.n), k.p,
 			ratio(test, test, bl), ratio(test, test, bb), ratio(testNB, testNB, bl), ratio(add, add, bl), ratio(add, add, bb),
 			ratioOf(m[bench.OursMany], add, add, bl),
 			ratio(many, test, bl), ratio(many, test, bb), ratioOf(m[bench.Floor], test, test, bl))
 	}
 }
 
-func printEnv() {
-	fmt.Printf("%s %s/%s, %d CPUs, GOMAXPROCS %d", runtime.Version(), runtime.GOOS, runtime.GOARCH,
-		runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			switch d.Path {
-			case "github.com/bits-and-blooms/bloom/v3", "github.com/greatroar/blobloom", "github.com/cespare/xxhash/v2":
-				fmt.Printf(", %s %s", d.Path, d.Version)
-			}
-		}
+func mustRates(s string) []float64 {
+	ps, err := bench.ParseRates(s)
+	if err != nil {
+		fail(err)
 	}
-	fmt.Println()
-}
-
-func timeit(f func()) time.Duration {
-	t := time.Now()
-	f()
-	return time.Since(t)
-}
-
-func perOp(d time.Duration, ops int) float64 { return float64(d.Nanoseconds()) / float64(ops) }
-
-// percentile returns the q-quantile (0..1) of xs, nearest rank.
-func percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
-}
-
-func dedup(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func parseCounts(s string) ([]uint64, error) {
-	var out []uint64
-	for _, f := range strings.Split(s, ",") {
-		n, err := parseCount(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// parseCount accepts integers and exact float notation such as 1e6.
-func parseCount(s string) (uint64, error) {
-	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || x < 1 || x != math.Trunc(x) || x > 1<<40 {
-		return 0, fmt.Errorf("bad key count %q", s)
-	}
-	return uint64(x), nil
-}
-
-func parseRates(s string) []float64 {
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(p > 0 && p < 1) {
-			fail(fmt.Errorf("bad rate %q", f))
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// fmtCount prints 1000000 as 1e6 and 2500000 as 2.5e6.
-func fmtCount(n uint64) string {
-	if n < 1000 {
-		return strconv.FormatUint(n, 10)
-	}
-	e := int(math.Floor(math.Log10(float64(n))))
-	return strconv.FormatFloat(float64(n)/math.Pow10(e), 'g', -1, 64) + "e" + strconv.Itoa(e)
+	return ps
 }
 
 func fail(err error) {
