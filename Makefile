@@ -1,7 +1,7 @@
 # Bloomery's developer entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test check race accuracy fuzz-short bench-module fuzz fpr-long bench bench-rate
+.PHONY: test check race accuracy fuzz-short bench-module fuzz fpr-long bench bench-rate redis
 
 # Everything CI checks: formatting, vet, race-enabled tests, the
 # statistical accuracy tests (race-free: they are CPU-bound), a short fuzz
@@ -23,6 +23,11 @@ fuzz-short:
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# Installs what the tests need with apt-get if missing: redis-server and
+# redis-cli for the tests that run real Redis (internal/redistest).
+redis:
+	scripts/install-deps
 
 # Longer runs, not in CI.
 fuzz:
