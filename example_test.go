@@ -110,7 +110,7 @@ func ExampleFilter_Union() {
 	fmt.Println(a.Union(c))
 	// Output:
 	// true true false
-	// bloom: filters are incompatible: sizes differ: 40448 and 80384 bits
+	// bloom: filters are incompatible: sizes differ: 45056 and 87040 bits
 }
 
 func ExampleLoad() {

@@ -13,31 +13,41 @@ import (
 var ErrFull = errors.New("bloom: non-scaling filter is full")
 
 // Scalable is a Bloom filter that grows (Almeida et al., 2007): a chain of
-// sub-filters, sub-filter i sized for capacity n0·s^i at error rate
-// p·(1−r)·r^i, so the compound false-positive rate stays at most p however
-// many items arrive. A new sub-filter opens only when a new item arrives
-// and the last one holds as many items as its capacity, so a Scalable
-// filter at exactly its initial capacity costs the same memory as a Filter.
+// sub-filters, sub-filter i sized for capacity n0·s^i, with error rates
+// that sum to at most p, so the compound false-positive rate stays at most
+// p however many items arrive. A new sub-filter opens only when a new item
+// arrives and the last one holds as many items as its capacity.
 //
-// With r = 0.5 (the default) the rules are exactly RedisBloom's: first
-// sub-filter at p/2, each next one with capacity × expansion and error ×
-// 0.5, the count growing only for new items; BF.INFO's Capacity, Number of
-// filters, Number of items inserted and Expansion rate come out the same
-// for the same commands.
+// The error budget: sub-filter 0 gets p·f (the first share, default 0.9),
+// sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5).
+// With f = 1−r this is the textbook split p·(1−r)·r^i; RedisBloom uses
+// f = r = 0.5 (ScalableOptions.RedisBloom). The default f = 0.9 keeps a
+// filter that never grows within 5% of a Filter of the same n and p (the
+// split f = 0.5 costs 16% more at p = 0.01, 30% at p = 0.1); once it has
+// grown, its newer sub-filters get a 5× smaller rate than RedisBloom's,
+// about 3.3 more bits per item in them. docs/BENCHMARKS.md has figures.
+//
+// With ScalableOptions.RedisBloom the growth and counting rules are exactly
+// RedisBloom's: first sub-filter at p/2, each next one with capacity ×
+// expansion and error × 0.5, the count growing only for new items; BF.INFO's
+// Capacity, Number of filters, Number of items inserted and Expansion rate
+// come out the same for the same commands. (Those counters do not depend on
+// the error split, so they match in the default mode too.)
 //
 // Concurrency: Test and the read-only methods may run from many goroutines
 // at once, also while Add runs; Add may be called from many goroutines
-// (adds are serialised by a mutex, tests take no lock).
+// (adds are serialised by a mutex, tests take no lock). Only the last
+// sub-filter ever changes.
 type Scalable struct {
-	mu     sync.Mutex                // serialises Add and growth
-	chain  atomic.Pointer[[]*Filter] // immutable snapshot for readers
-	count  atomic.Uint64             // items inserted (new items only)
-	n0     uint64
-	p      float64
-	s      uint64   // expansion (growth factor); 0 means non-scaling
-	r      float64  // tightening ratio
-	cfg    config   // layout, key, size limit for every sub-filter
-	counts []uint64 // items in each sub-filter (under mu)
+	mu    sync.Mutex                // serialises Add and growth
+	chain atomic.Pointer[[]*Filter] // immutable snapshot for readers
+	count atomic.Uint64             // items inserted (new items only)
+	n0    uint64
+	p     float64
+	s     uint64  // expansion (growth factor); 0 means non-scaling
+	r     float64 // tightening ratio
+	f     float64 // first share of the error budget
+	cfg   config  // layout, key, size limit for every sub-filter
 }
 
 // ScalableOptions configures NewScalable. Zero fields take their defaults.
@@ -50,10 +60,25 @@ type ScalableOptions struct {
 	// NonScaling makes the filter refuse new items beyond its capacity
 	// with ErrFull instead of growing. default: false.
 	NonScaling bool
-	// Tightening is the error ratio r between consecutive sub-filters, in
-	// (0, 1). default: 0.5 (RedisBloom's rule).
+	// Tightening is the error ratio r between consecutive sub-filters
+	// after the first, in (0, 1). default: 0.5.
 	Tightening float64
+	// FirstShare is the share f of the error budget given to the first
+	// sub-filter, in (0, 1). default: 0.9.
+	FirstShare float64
+	// RedisBloom selects RedisBloom's split: FirstShare and Tightening
+	// 0.5 (setting either to another value is an error).
+	RedisBloom bool
 }
+
+// Default error split of a Scalable filter.
+const (
+	DefaultTightening = 0.5
+	DefaultFirstShare = 0.9
+)
+
+// MaxSubFilters bounds the number of sub-filters of a Scalable filter.
+const MaxSubFilters = 64
 
 // NewScalable returns an empty scalable filter with initial capacity n0 and
 // compound false-positive rate p. opts configures the sub-filters
@@ -62,18 +87,30 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
 	}
-	s := &Scalable{n0: n0, p: p, s: so.Expansion, r: so.Tightening, cfg: newConfig(opts)}
+	s := &Scalable{n0: n0, p: p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: newConfig(opts)}
 	if s.s == 0 {
 		s.s = 2
 	}
 	if so.NonScaling {
 		s.s = 0
 	}
+	if so.RedisBloom {
+		if (s.r != 0 && s.r != 0.5) || (s.f != 0 && s.f != 0.5) {
+			return nil, fmt.Errorf("bloom: RedisBloom mode fixes tightening and first share at 0.5 (got %v, %v)", s.r, s.f)
+		}
+		s.r, s.f = 0.5, 0.5
+	}
 	if s.r == 0 {
-		s.r = 0.5
+		s.r = DefaultTightening
+	}
+	if s.f == 0 {
+		s.f = DefaultFirstShare
 	}
 	if !(s.r > 0 && s.r < 1) {
-		return nil, fmt.Errorf("bloom: tightening ratio %v not in (0, 1)", so.Tightening)
+		return nil, fmt.Errorf("bloom: tightening ratio %v not in (0, 1)", s.r)
+	}
+	if !(s.f > 0 && s.f < 1) {
+		return nil, fmt.Errorf("bloom: first share %v not in (0, 1)", s.f)
 	}
 	s.cfg.concurrent = true
 	first, err := s.newSub(0)
@@ -81,7 +118,6 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 		return nil, err
 	}
 	s.chain.Store(&[]*Filter{first})
-	s.counts = []uint64{0}
 	return s, nil
 }
 
@@ -95,12 +131,18 @@ func (s *Scalable) subSizing(i int) (uint64, float64) {
 		}
 		capacity *= max(s.s, 1)
 	}
-	return capacity, s.p * (1 - s.r) * math.Pow(s.r, float64(i))
+	if i == 0 {
+		return capacity, s.p * s.f
+	}
+	return capacity, s.p * (1 - s.f) * (1 - s.r) * math.Pow(s.r, float64(i-1))
 }
 
 func (s *Scalable) newSub(i int) (*Filter, error) {
+	if i >= MaxSubFilters {
+		return nil, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
+	}
 	n, p := s.subSizing(i)
-	if p < math.SmallestNonzeroFloat64*1e10 {
+	if p < 1e-300 {
 		return nil, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}
 	sz, err := Size(n, p, s.cfg.layout)
@@ -127,9 +169,11 @@ func (s *Scalable) Test(item []byte) bool { return s.TestHash(s.hash(item)) }
 func (s *Scalable) TestString(item string) bool { return s.Test(bytesOf(item)) }
 
 // TestHash reports whether an item with hash h may be in the set.
-func (s *Scalable) TestHash(h Hash) bool {
-	fs := s.filters()
-	for i := len(fs) - 1; i >= 0; i-- { // newest first: most items live there
+func (s *Scalable) TestHash(h Hash) bool { return testFrom(s.filters(), 0, h) }
+
+// testFrom tests h against fs[from:], newest first: most items live there.
+func testFrom(fs []*Filter, from int, h Hash) bool {
+	for i := len(fs) - 1; i >= from; i-- {
 		if fs[i].testAtomic(h) {
 			return true
 		}
@@ -152,17 +196,20 @@ func (s *Scalable) AddString(item string) (bool, error) { return s.Add(bytesOf(i
 
 // AddHash is Add for an item's hash.
 func (s *Scalable) AddHash(h Hash) (bool, error) {
-	if s.TestHash(h) {
+	seen := s.filters()
+	if testFrom(seen, 0, h) {
 		return false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.TestHash(h) { // added by a racing Add meanwhile
+	fs := s.filters()
+	// Only the last sub-filter changes: a racing Add of h went into the
+	// last one we saw or into one opened since.
+	if testFrom(fs, len(seen)-1, h) {
 		return false, nil
 	}
-	fs := s.filters()
-	last := len(fs) - 1
-	if s.counts[last] >= fs[last].Cap() {
+	last := fs[len(fs)-1]
+	if last.Inserted() >= last.Cap() {
 		if s.s == 0 {
 			return false, ErrFull
 		}
@@ -172,13 +219,12 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		}
 		grown := append(fs[:len(fs):len(fs)], f)
 		s.chain.Store(&grown)
-		s.counts = append(s.counts, 0)
-		fs, last = grown, last+1
+		last = f
 	}
-	if !fs[last].addAtomic(h) {
+	if !last.addAtomic(h) {
 		return false, nil
 	}
-	s.counts[last]++
+	last.countNew(h)
 	s.count.Add(1)
 	return true, nil
 }

@@ -3,6 +3,7 @@ package bloom
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 )
@@ -14,7 +15,7 @@ import (
 func TestScalableRedisBloomCounters(t *testing.T) {
 	// At p = 1e-6 a false positive among these 701 items is improbable
 	// (about 1e-3), and the keys are fixed, so every count is exact.
-	s, err := NewScalable(100, 1e-6, ScalableOptions{})
+	s, err := NewScalable(100, 1e-6, ScalableOptions{RedisBloom: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,5 +128,107 @@ func TestScalableConcurrentNoFalseNegatives(t *testing.T) {
 	}
 	if s.NumFilters() < 4 {
 		t.Errorf("only %d sub-filters after growing 20x", s.NumFilters())
+	}
+}
+
+// TestScalableMemoryAtCapacity fills scalable filters to exactly their
+// initial capacity: still one sub-filter, and at most 1.1× the memory of a
+// Filter of the same n and p, at every rate from 0.1 to 1e-7.
+func TestScalableMemoryAtCapacity(t *testing.T) {
+	const n = 20_000
+	for _, layout := range []Layout{Blocked, Classic} {
+		for _, p := range []float64{0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7} {
+			s, err := NewScalable(n, p, ScalableOptions{}, WithLayout(layout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if _, err := s.AddString(fmt.Sprintf("user%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := New(n, p, WithLayout(layout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ratio := float64(s.Bytes()) / float64(f.Bytes())
+			if s.NumFilters() != 1 || ratio > 1.1 {
+				t.Errorf("%s p=%g: %d sub-filters at capacity, %.3f× a Filter", layout, p, s.NumFilters(), ratio)
+			}
+		}
+	}
+}
+
+// TestScalableErrorSplit checks the sub-filters' rates: they sum to at most
+// p, follow the documented split, and RedisBloom mode halves from p/2.
+func TestScalableErrorSplit(t *testing.T) {
+	const p = 0.01
+	cases := []struct {
+		name string
+		so   ScalableOptions
+		want func(i int) float64
+	}{
+		{"default", ScalableOptions{}, func(i int) float64 {
+			if i == 0 {
+				return 0.9 * p
+			}
+			return 0.1 * p * 0.5 * math.Pow(0.5, float64(i-1))
+		}},
+		{"redisbloom", ScalableOptions{RedisBloom: true}, func(i int) float64 { return p * math.Pow(0.5, float64(i+1)) }},
+		{"textbook r=0.8", ScalableOptions{Tightening: 0.8, FirstShare: 0.2}, func(i int) float64 { return p * 0.2 * math.Pow(0.8, float64(i)) }},
+	}
+	for _, c := range cases {
+		s, err := NewScalable(10, p, c.so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for i := range MaxSubFilters {
+			_, got := s.subSizing(i)
+			if want := c.want(i); math.Abs(got-want) > 1e-12*want {
+				t.Errorf("%s: sub-filter %d rate %g, want %g", c.name, i, got, want)
+			}
+			sum += got
+		}
+		if sum > p*(1+1e-12) {
+			t.Errorf("%s: rates sum to %g > %g", c.name, sum, p)
+		}
+	}
+	for _, so := range []ScalableOptions{{Tightening: 1}, {FirstShare: 1.5}, {Tightening: -0.1}, {RedisBloom: true, FirstShare: 0.9}} {
+		if _, err := NewScalable(10, p, so); err == nil {
+			t.Errorf("NewScalable(%+v) accepted", so)
+		}
+	}
+}
+
+// TestScalableGrowthLimit: growth stops with ErrTooLarge at WithMaxBytes,
+// and the filter keeps answering for what it holds.
+func TestScalableGrowthLimit(t *testing.T) {
+	s, err := NewScalable(1000, 0.01, ScalableOptions{}, WithMaxBytes(8<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []string
+	for i := range 100_000 {
+		key := fmt.Sprintf("k%d", i)
+		_, err := s.AddString(key)
+		if errors.Is(err, ErrTooLarge) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		added = append(added, key)
+	}
+	if len(added) == 100_000 {
+		t.Fatal("grew past an 8 KiB limit")
+	}
+	if s.Bytes() > 8<<10 {
+		t.Errorf("%d bytes over the limit", s.Bytes())
+	}
+	for _, k := range added {
+		if !s.TestString(k) {
+			t.Fatalf("false negative %q", k)
+		}
 	}
 }

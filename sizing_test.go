@@ -320,3 +320,30 @@ func TestLayoutStrings(t *testing.T) {
 		t.Errorf("Layout(7).String() = %q", s)
 	}
 }
+
+// TestSizeBoundsSpread: Size keeps the expected rate plus 2.33 standard
+// deviations of a single filter's rate at or below p, and leaves large
+// filters at the margin-only optimum.
+func TestSizeBoundsSpread(t *testing.T) {
+	for _, layout := range []Layout{Blocked, Classic} {
+		for _, p := range []float64{0.1, 0.01, 1e-4, 1e-7} {
+			for _, n := range []uint64{1, 10, 100, 1000, 10_000} {
+				s, err := Size(n, p, layout)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if hi := s.FPRAt(n) + realizationZ*realizedSD(layout, s.Bits, s.K, n); hi > p {
+					t.Errorf("%v: expected + 2.33 sd = %g > p", s, hi)
+				}
+			}
+			s, _ := Size(1_000_000, p, layout)
+			m, k := optimalClassic(1e6, math.Pow(p, 1+classicMarginExp))
+			if layout == Blocked {
+				m, k = optimalBlocked(1e6, math.Pow(p, 1+blockedMarginExp))
+			}
+			if s.Bits != m || s.K != k {
+				t.Errorf("%v: the spread term changed a large filter (margin-only m=%d k=%d)", s, m, k)
+			}
+		}
+	}
+}
