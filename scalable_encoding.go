@@ -1,0 +1,186 @@
+package bloom
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// The encoding of a Scalable filter (docs/FORMAT.md, kind 2):
+//
+//	header      64 bytes: the Filter header with kind 2, m = the number of
+//	            sub-filters, k = 0, n = initial capacity, p = compound
+//	            rate, count = items inserted
+//	parameters  64 bytes: expansion u64 (0: non-scaling), tightening f64,
+//	            first share f64, 36 zero bytes, CRC-32C of bytes 0–59
+//	sub-filters each a complete Filter encoding (kind 1) whose count is
+//	            the items that sub-filter took
+
+const (
+	kindScalable   = 2  // the header kind of a Scalable filter
+	scalableParams = 64 // bytes of the parameter block after the header
+)
+
+// EncodedSize is the length of the filter's encoding in bytes.
+func (s *Scalable) EncodedSize() int64 {
+	total := int64(headerSize + scalableParams)
+	for _, f := range s.filters() {
+		total += f.EncodedSize()
+	}
+	return total
+}
+
+// WriteTo writes the filter's encoding to w (io.WriterTo). Adds wait
+// while it runs, so the encoding is one consistent state; tests do not.
+func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.filters()
+	h := header{kind: kindScalable, layout: uint8(s.cfg.layout), hash: uint8(fs[0].HashID()),
+		m: uint64(len(fs)), n: s.n0, p: s.p, count: s.count.Load()}
+	if fs[0].keyed {
+		h.flags, h.keyCheck = flagKeyed, keyCheck(fs[0].k0, fs[0].k1)
+	}
+	prm := make([]byte, scalableParams)
+	le := binary.LittleEndian
+	le.PutUint64(prm[0:], s.s)
+	le.PutUint64(prm[8:], math.Float64bits(s.r))
+	le.PutUint64(prm[16:], math.Float64bits(s.f))
+	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
+	n, err := w.Write(append(h.marshal(), prm...))
+	total := int64(n)
+	if err != nil {
+		return total, fmt.Errorf("bloom: write scalable header: %w", err)
+	}
+	for i, f := range fs {
+		n, err := f.WriteTo(w)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
+		}
+	}
+	return total, nil
+}
+
+// MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
+func (s *Scalable) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(int(s.EncodedSize()))
+	if _, err := s.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalBinary replaces s with the scalable filter encoded in data
+// (encoding.BinaryUnmarshaler); data must hold exactly one encoding. It
+// reads keyed encodings with s's key (from NewScalable(…, WithKey(key)));
+// use LoadScalable otherwise. On error s is unchanged.
+func (s *Scalable) UnmarshalBinary(data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cfg
+	c.maxBytes = DefaultMaxBytes
+	r := bytes.NewReader(data)
+	g, err := decodeScalable(r, c)
+	if err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return fmt.Errorf("%w: %d bytes after the filter", ErrFormat, r.Len())
+	}
+	s.n0, s.p, s.s, s.r, s.f, s.cfg = g.n0, g.p, g.s, g.r, g.f, g.cfg
+	s.count.Store(g.count.Load())
+	s.chain.Store(g.chain.Load())
+	return nil
+}
+
+// LoadScalable decodes a scalable filter from r. Options: WithKey to read
+// a keyed filter, WithMaxBytes to change the size limit (which also bounds
+// its later growth); WithLayout is ignored (the encoding says).
+func LoadScalable(r io.Reader, opts ...Option) (*Scalable, error) {
+	return decodeScalable(r, newConfig(opts))
+}
+
+func decodeScalable(r io.Reader, c config) (*Scalable, error) {
+	h, _, err := readHeader(r, kindScalable)
+	if err != nil {
+		return nil, err
+	}
+	var prm [scalableParams]byte
+	if _, err := io.ReadFull(r, prm[:]); err != nil {
+		return nil, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, noEOF(err))
+	}
+	le := binary.LittleEndian
+	if got, want := crc32.Checksum(prm[:60], castagnoli), le.Uint32(prm[60:]); got != want {
+		return nil, fmt.Errorf("%w: scalable parameters CRC %08x, stored %08x", ErrChecksum, got, want)
+	}
+	if !allZero(prm[24:60]) || h.k != 0 {
+		return nil, fmt.Errorf("%w: reserved scalable fields are set", ErrFormat)
+	}
+	if err := checkHash(h, c); err != nil {
+		return nil, err
+	}
+	if h.m == 0 || h.m > MaxSubFilters {
+		return nil, fmt.Errorf("%w: %d sub-filters (1 to %d allowed)", ErrFormat, h.m, MaxSubFilters)
+	}
+	if l := Layout(h.layout); l != Blocked && l != Classic {
+		return nil, fmt.Errorf("%w: layout %d", ErrFormat, h.layout)
+	}
+	so := ScalableOptions{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
+		Tightening: math.Float64frombits(le.Uint64(prm[8:])), FirstShare: math.Float64frombits(le.Uint64(prm[16:]))}
+	if !(so.Tightening > 0 && so.Tightening < 1 && so.FirstShare > 0 && so.FirstShare < 1) {
+		return nil, fmt.Errorf("%w: tightening %v, first share %v", ErrFormat, so.Tightening, so.FirstShare)
+	}
+	if so.NonScaling && h.m != 1 {
+		return nil, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
+	}
+	s := &Scalable{n0: h.n, p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: c}
+	s.cfg.layout, s.cfg.concurrent = Layout(h.layout), true
+	if err := checkNP(h.n, h.p); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	var fs []*Filter
+	var size, count uint64
+	for i := range int(h.m) {
+		sc := s.cfg
+		sc.maxBytes = c.maxBytes - size
+		f, _, err := decode(r, sc)
+		if err != nil {
+			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
+		}
+		capacity, p := s.subSizing(i)
+		switch {
+		case f.layout != s.cfg.layout:
+			err = fmt.Errorf("layout %s in a %s chain", f.layout, s.cfg.layout)
+		case f.n != capacity || f.p != p:
+			err = fmt.Errorf("capacity %d at rate %g, the chain's rules give %d at %g", f.n, f.p, capacity, p)
+		case f.Inserted() > capacity || (i < int(h.m)-1 && f.Inserted() != capacity):
+			err = fmt.Errorf("%d items for capacity %d", f.Inserted(), capacity)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
+		}
+		fs = append(fs, f)
+		size += f.Bytes()
+		count += f.Inserted()
+	}
+	if count != h.count {
+		return nil, fmt.Errorf("%w: %d items in the header, %d in the sub-filters", ErrFormat, h.count, count)
+	}
+	s.count.Store(count)
+	s.chain.Store(&fs)
+	return s, nil
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
