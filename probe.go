@@ -188,14 +188,20 @@ func (f *Filter) testClassic(h Hash) bool {
 // each of h's k probes, in probe order. The logical offset (Redis
 // numbering) of physical index x is x ^ 7.
 func (f *Filter) forEachOffset(h Hash, fn func(x uint64)) {
-	if f.layout == Classic {
-		for i := range f.k {
-			fn(mulhi(classicWord(h, i), f.m))
+	forEachOffset(f.layout, f.m, f.k, h, fn)
+}
+
+// forEachOffset is Filter.forEachOffset for a geometry: layout, m bits
+// (a multiple of 512 for Blocked), k probes.
+func forEachOffset(layout Layout, m uint64, k uint32, h Hash, fn func(x uint64)) {
+	if layout == Classic {
+		for i := range k {
+			fn(mulhi(classicWord(h, i), m))
 		}
 		return
 	}
-	base := mulhi(h.H1, f.blocks) * BlockBits
-	w, left := h.H2, f.k
+	base := mulhi(h.H1, m/BlockBits) * BlockBits
+	w, left := h.H2, k
 	for j := uint64(1); ; j++ {
 		n := min(left, fieldsPerWord)
 		for range n {
@@ -214,7 +220,15 @@ func (f *Filter) forEachOffset(h Hash, fn func(x uint64)) {
 // returns the extended slice. Other stores of the same filter (files,
 // Redis bitmaps) use exactly these offsets.
 func (f *Filter) Offsets(h Hash, dst []uint64) []uint64 {
-	f.forEachOffset(h, func(x uint64) { dst = append(dst, x^7) })
+	return f.Sizing().Offsets(h, dst)
+}
+
+// Offsets appends to dst the logical bit offsets of an item with hash h in
+// a filter of this geometry (see Filter.Offsets), without a bit array: a
+// Redis-backed filter probes its bitmaps with them. For the blocked layout
+// all k offsets fall in one 512-bit block, offset/512.
+func (s Sizing) Offsets(h Hash, dst []uint64) []uint64 {
+	forEachOffset(s.Layout, s.Bits, s.K, h, func(x uint64) { dst = append(dst, x^7) })
 	return dst
 }
 
