@@ -106,3 +106,17 @@ func mix64(x uint64) uint64 {
 func probeWord(h Hash, j uint64) uint64 {
 	return mix64(h.H2+j*golden) ^ h.H1
 }
+
+// KeyCheck is a 32-bit check value of key (never 0): encodings and
+// Redis metadata store it so that opening a keyed filter with the wrong key
+// fails, without storing the key.
+func KeyCheck(key [16]byte) uint32 { return keyCheck(keyWords(key)) }
+
+// KeyCheck is the check value of the filter's key (see the function
+// KeyCheck), or 0 for an unkeyed filter.
+func (f *Filter) KeyCheck() uint32 {
+	if !f.keyed {
+		return 0
+	}
+	return keyCheck(f.k0, f.k1)
+}

@@ -383,3 +383,8 @@ func optimalBlocked(n, p float64) (uint64, uint32) {
 	}
 	return uint64(blocks) * BlockBits, uint32(bestK)
 }
+
+// Validate reports whether s is a geometry a filter can have: a known
+// layout, bits a positive multiple of 64 (512 for Blocked), 1 ≤ K ≤ MaxK,
+// N > 0 and 0 < P < 1.
+func (s Sizing) Validate() error { return checkSizing(s) }

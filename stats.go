@@ -73,3 +73,14 @@ func (f *Filter) EstimatedFPR() float64 {
 	}
 	return s / float64(f.blocks)
 }
+
+// EstimateFromFill estimates, from the number of set bits alone (all a
+// Redis BITCOUNT gives), the distinct items added to a filter of geometry
+// s and its false-positive rate now (the model's rate at that count).
+func EstimateFromFill(s Sizing, setBits uint64) (count, fpr float64) {
+	if s.K == 0 || s.Bits == 0 {
+		return 0, 0
+	}
+	count = throws(min(setBits, s.Bits), s.Bits) / float64(s.K)
+	return count, ExpectedFPR(s.Layout, s.Bits, s.K, uint64(math.Round(count)))
+}

@@ -1,0 +1,32 @@
+// Package redisfilter keeps Bloom filters in Redis bitmaps, using only core
+// Redis commands (Redis 6.2 or later, no modules, no scripts), so they work
+// on any managed Redis, with Sentinel and on Redis Cluster.
+//
+// A filter has the layout, hash and bytes of the in-memory bloom.Filter of
+// the same geometry: Upload and Download copy one into the other, so a
+// filter built offline can be served from Redis and a Redis filter saved
+// to a file.
+//
+// Guarantees:
+//   - Each item's bits change in one atomic command (BITFIELD), and all of
+//     an item's bits live in one key, so Add and Exists never see half an
+//     item, also while other clients write.
+//   - A single-item call is one round trip; a batch is one pipelined round
+//     trip per node involved, in commands of at most MaxOpsPerCommand bit
+//     operations each.
+//   - The parameters (layout, hash identity, m, k, n, p, shards, format
+//     version) live in a metadata key written atomically with SET NX; Open
+//     of a missing or malformed filter, or with the wrong key, fails with a
+//     sentinel error, never silently.
+//   - A filter larger than the shard size (WithShardBytes, default 256 MiB,
+//     at most 512 MiB, the Redis string limit) spans several shard keys,
+//     each with its own hash tag, so a Redis Cluster spreads them over
+//     slots. Only the blocked layout can be sharded (an item's bits lie in
+//     one 64-byte block); a classic filter must fit one key.
+//   - Redis errors come back wrapped with the filter's name; contexts are
+//     honoured; nothing panics. After Redis restarts, the next calls
+//     succeed again on the same client.
+//
+// Keys: the metadata key is the filter's name; shard i of generation g is
+// "{<tag>.<g>.<i>}<name>", where tag is a hash of the name.
+package redisfilter

@@ -1,0 +1,68 @@
+package redisfilter
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bloomery/bloom"
+)
+
+// Limits and defaults.
+const (
+	// MaxShardBytes is the largest shard: a Redis string holds 512 MiB.
+	MaxShardBytes = 512 << 20
+	// DefaultShardBytes is the default shard size.
+	DefaultShardBytes = 256 << 20
+	// DefaultMaxBytes bounds the total size of a filter Create makes.
+	DefaultMaxBytes = 64 << 30
+	// MaxOpsPerCommand bounds the bit operations in one BITFIELD command.
+	MaxOpsPerCommand = 4096
+	// TransferChunk is the bytes per command of Upload and Download.
+	TransferChunk = 4 << 20
+	// DefaultRefresh is how often a Filter re-reads its metadata, to follow
+	// a rotation made by another client.
+	DefaultRefresh = time.Second
+)
+
+// Option configures Create and Open.
+type Option func(*options)
+
+type options struct {
+	layout     bloom.Layout
+	key        *[16]byte
+	shardBytes uint64
+	maxBytes   uint64
+	refresh    time.Duration
+}
+
+func newOptions(opts []Option) (options, error) {
+	o := options{layout: bloom.Blocked, shardBytes: DefaultShardBytes, maxBytes: DefaultMaxBytes, refresh: DefaultRefresh}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.shardBytes == 0 || o.shardBytes%64 != 0 || o.shardBytes > MaxShardBytes {
+		return o, fmt.Errorf("%w: shard size %d bytes (want a multiple of 64 up to %d)", ErrInvalid, o.shardBytes, MaxShardBytes)
+	}
+	return o, nil
+}
+
+// WithLayout selects the layout of a new filter (default bloom.Blocked).
+// Open ignores it: the metadata says.
+func WithLayout(l bloom.Layout) Option { return func(o *options) { o.layout = l } }
+
+// WithKey hashes items with keyed SipHash (bloom.WithKey), against hash
+// flooding. Only a check value of the key is stored in Redis; Open needs
+// the same key.
+func WithKey(key [16]byte) Option { return func(o *options) { k := key; o.key = &k } }
+
+// WithShardBytes sets the shard size of a new filter, a multiple of 64
+// bytes up to MaxShardBytes (default DefaultShardBytes).
+func WithShardBytes(n uint64) Option { return func(o *options) { o.shardBytes = n } }
+
+// WithMaxBytes bounds the size of a filter Create makes (default
+// DefaultMaxBytes).
+func WithMaxBytes(n uint64) Option { return func(o *options) { o.maxBytes = n } }
+
+// WithRefresh sets how often the Filter re-reads its metadata to follow
+// rotations by other clients (default DefaultRefresh; 0 never).
+func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh = d } }
