@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -97,6 +98,14 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	if f.keyed {
 		h.flags, h.keyCheck = flagKeyed, keyCheck(f.k0, f.k1)
 	}
+	return writeEncoding(w, h, f.words, f.concurrent)
+}
+
+// writeEncoding writes header h, words as the payload (little-endian
+// words, loaded atomically when concurrent) and the trailer. Every kind
+// of filter is written through it. The payload is streamed in 1 MiB
+// chunks, straight from words on little-endian hosts when not concurrent.
+func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int64, error) {
 	n, err := w.Write(h.marshal())
 	total := int64(n)
 	if err != nil {
@@ -104,25 +113,31 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	}
 	crc := uint32(0)
 	var buf []byte
-	for off := 0; off < len(f.words); off += chunkBytes / 8 {
-		words := f.words[off:min(off+chunkBytes/8, len(f.words))]
+	for off := 0; off < len(words); off += chunkBytes / 8 {
+		part := words[off:min(off+chunkBytes/8, len(words))]
 		var chunk []byte
-		if littleEndian && !f.concurrent {
-			chunk = wordBytes(words)
+		if littleEndian && !concurrent {
+			chunk = wordBytes(part)
 		} else {
 			if buf == nil {
-				buf = make([]byte, 8*min(len(f.words), chunkBytes/8))
+				buf = make([]byte, 8*min(len(words), chunkBytes/8))
 			}
-			chunk = buf[:8*len(words)]
-			for i := range words {
-				binary.LittleEndian.PutUint64(chunk[8*i:], f.word(uint64(off+i)))
+			chunk = buf[:8*len(part)]
+			for i := range part {
+				var v uint64
+				if concurrent {
+					v = atomic.LoadUint64(&part[i])
+				} else {
+					v = part[i]
+				}
+				binary.LittleEndian.PutUint64(chunk[8*i:], v)
 			}
 		}
 		crc = crc32.Update(crc, castagnoli, chunk)
 		n, err = w.Write(chunk)
 		total += int64(n)
 		if err != nil {
-			return total, fmt.Errorf("bloom: write bits: %w", err)
+			return total, fmt.Errorf("bloom: write payload: %w", err)
 		}
 	}
 	var t [trailerSize]byte
@@ -144,10 +159,13 @@ func wordBytes(words []uint64) []byte {
 func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m/8) + trailerSize }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (f *Filter) MarshalBinary() ([]byte, error) {
+func (f *Filter) MarshalBinary() ([]byte, error) { return marshalEncoding(f, f.EncodedSize()) }
+
+// marshalEncoding returns what w writes, size bytes.
+func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
 	var b bytes.Buffer
-	b.Grow(int(f.EncodedSize()))
-	if _, err := f.WriteTo(&b); err != nil {
+	b.Grow(int(size))
+	if _, err := w.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -160,18 +178,24 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 // can tell its length, against the bytes left, before allocating. On any
 // error f is left unchanged.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	c := config{maxBytes: DefaultMaxBytes, concurrent: f.concurrent}
-	if f.keyed {
-		c.keyed = true
-		binary.LittleEndian.PutUint64(c.key[:8], f.k0)
-		binary.LittleEndian.PutUint64(c.key[8:], f.k1)
-	}
-	g, n, err := decode(r, c)
+	g, n, err := decode(r, readerConfig(f.keyed, f.k0, f.k1, f.concurrent))
 	if err != nil {
 		return n, err
 	}
 	*f = *g
 	return n, nil
+}
+
+// readerConfig is the decoding configuration of a receiver with the given
+// key (if keyed) and concurrency mode, at the default size limit.
+func readerConfig(keyed bool, k0, k1 uint64, concurrent bool) config {
+	c := config{maxBytes: DefaultMaxBytes, concurrent: concurrent}
+	if keyed {
+		c.keyed = true
+		binary.LittleEndian.PutUint64(c.key[:8], k0)
+		binary.LittleEndian.PutUint64(c.key[8:], k1)
+	}
+	return c
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data
@@ -200,18 +224,9 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 }
 
 func decode(r io.Reader, c config) (*Filter, int64, error) {
-	var hb [headerSize]byte
-	n, err := io.ReadFull(r, hb[:])
-	total := int64(n)
-	if err != nil {
-		return nil, total, fmt.Errorf("%w: reading header: %w", ErrFormat, noEOF(err))
-	}
-	h, err := parseHeader(hb[:])
+	h, total, err := readHeader(r, kindFilter)
 	if err != nil {
 		return nil, total, err
-	}
-	if h.kind != kindFilter {
-		return nil, total, fmt.Errorf("%w: kind %d is not a Filter", ErrFormat, h.kind)
 	}
 	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
 	if err := checkSizing(s); err != nil {
@@ -223,23 +238,70 @@ func decode(r io.Reader, c config) (*Filter, int64, error) {
 	if err := checkHash(h, c); err != nil {
 		return nil, total, err
 	}
-	if s.Bytes() > c.maxBytes {
-		return nil, total, fmt.Errorf("%w: encoded filter has %d bytes, limit %d", ErrTooLarge, s.Bytes(), c.maxBytes)
-	}
-	if left, ok := remaining(r); ok && left < int64(s.Bytes())+trailerSize {
-		return nil, total, fmt.Errorf("%w: truncated: %d bytes of bits and trailer expected, %d left", ErrFormat, s.Bytes()+trailerSize, left)
+	if err := checkPayloadSize(r, s.Bytes(), c); err != nil {
+		return nil, total, err
 	}
 	f, err := newFilter(s, c)
 	if err != nil {
 		return nil, total, err
 	}
-	nr, err := f.readPayload(r)
+	nr, err := readPayload(r, f.words)
 	total += nr
 	if err != nil {
 		return nil, total, err
 	}
 	f.setInserted(h.count)
 	return f, total, nil
+}
+
+// kindCounting is the header's kind byte of a Counting filter (kind 1 is
+// Filter, kind 2 Scalable).
+const kindCounting = 3
+
+// kindName names an encoded kind and, for the kinds this package reads,
+// its loader, for error messages.
+func kindName(kind uint8) string {
+	switch kind {
+	case kindFilter:
+		return "a Filter (read it with Load)"
+	case 2:
+		return "a Scalable filter"
+	case kindCounting:
+		return "a Counting filter (read it with LoadCounting)"
+	}
+	return fmt.Sprintf("of unknown kind %d", kind)
+}
+
+// readHeader reads and parses the 64-byte header and checks that it is
+// of the wanted kind.
+func readHeader(r io.Reader, kind uint8) (header, int64, error) {
+	var hb [headerSize]byte
+	n, err := io.ReadFull(r, hb[:])
+	total := int64(n)
+	if err != nil {
+		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, noEOF(err))
+	}
+	h, err := parseHeader(hb[:])
+	if err != nil {
+		return header{}, total, err
+	}
+	if h.kind != kind {
+		return header{}, total, fmt.Errorf("%w: the encoding is %s, not %s", ErrFormat, kindName(h.kind), kindName(kind))
+	}
+	return h, total, nil
+}
+
+// checkPayloadSize refuses, before anything is allocated, a payload of
+// size bytes over c's limit, or longer than what r has left when r can
+// tell.
+func checkPayloadSize(r io.Reader, size uint64, c config) error {
+	if size > c.maxBytes {
+		return fmt.Errorf("%w: encoded filter has %d bytes, limit %d", ErrTooLarge, size, c.maxBytes)
+	}
+	if left, ok := remaining(r); ok && uint64(left) < size+trailerSize {
+		return fmt.Errorf("%w: truncated: %d bytes of payload and trailer expected, %d left", ErrFormat, size+trailerSize, left)
+	}
+	return nil
 }
 
 func checkHash(h header, c config) error {
@@ -261,29 +323,31 @@ func checkHash(h header, c config) error {
 	return nil
 }
 
-func (f *Filter) readPayload(r io.Reader) (int64, error) {
+// readPayload fills words from the payload in r (little-endian words),
+// then reads the trailer and checks the payload CRC.
+func readPayload(r io.Reader, words []uint64) (int64, error) {
 	crc, total := uint32(0), int64(0)
 	var buf []byte
-	for off := 0; off < len(f.words); off += chunkBytes / 8 {
-		words := f.words[off:min(off+chunkBytes/8, len(f.words))]
+	for off := 0; off < len(words); off += chunkBytes / 8 {
+		part := words[off:min(off+chunkBytes/8, len(words))]
 		var chunk []byte
 		if littleEndian {
-			chunk = wordBytes(words)
+			chunk = wordBytes(part)
 		} else {
 			if buf == nil {
-				buf = make([]byte, 8*min(len(f.words), chunkBytes/8))
+				buf = make([]byte, 8*min(len(words), chunkBytes/8))
 			}
-			chunk = buf[:8*len(words)]
+			chunk = buf[:8*len(part)]
 		}
 		n, err := io.ReadFull(r, chunk)
 		total += int64(n)
 		if err != nil {
-			return total, fmt.Errorf("%w: reading bits: %w", ErrFormat, noEOF(err))
+			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, noEOF(err))
 		}
 		crc = crc32.Update(crc, castagnoli, chunk)
 		if !littleEndian {
-			for i := range words {
-				words[i] = binary.LittleEndian.Uint64(chunk[8*i:])
+			for i := range part {
+				part[i] = binary.LittleEndian.Uint64(chunk[8*i:])
 			}
 		}
 	}
@@ -294,7 +358,7 @@ func (f *Filter) readPayload(r io.Reader) (int64, error) {
 		return total, fmt.Errorf("%w: reading trailer: %w", ErrFormat, noEOF(err))
 	}
 	if stored := binary.LittleEndian.Uint32(t[:]); stored != crc {
-		return total, fmt.Errorf("%w: bits CRC %08x, stored %08x", ErrChecksum, crc, stored)
+		return total, fmt.Errorf("%w: payload CRC %08x, stored %08x", ErrChecksum, crc, stored)
 	}
 	if binary.LittleEndian.Uint32(t[4:]) != 0 {
 		return total, fmt.Errorf("%w: reserved trailer bytes are set", ErrFormat)
