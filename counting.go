@@ -22,8 +22,9 @@ import (
 // A blocked layout (all k counters in one or two cache lines) is not
 // offered, because at the same rate it costs much more memory: a 64-byte
 // line holds only 128 counters, against 512 bits. From the exact blocked
-// model of DESIGN.md §3 with 128- or 256-counter blocks, the counters per
-// key needed (best k), without sizing margin:
+// model of DESIGN.md §3 with 128- or 256-counter blocks (the last column:
+// two independently chosen 128-counter blocks, k/2 probes in each), the
+// counters per key needed (best k), without sizing margin:
 //
 //	p       classic      1 line (128)      2 adjacent lines (256)   2 independent lines (2×128)
 //	0.1     4.81 (3)     4.92 (3) +2.3%    4.86 (3) +1.1%           4.86 (4) +1.1%
@@ -40,10 +41,10 @@ import (
 // already changed and others not). ReadFrom and UnmarshalBinary always need
 // exclusive access.
 //
-// Saturation: a counter stops at 15. A saturated counter is never
-// decremented, so an item whose counters saturated stays present for good:
-// no false negatives, at the price of items that can no longer be removed
-// from it. Remove only items that were added: removing an item that was
+// Saturation: a counter stops at 15 and is never decremented after that,
+// so it can no longer undercount: every item using it keeps testing
+// present (no false negatives), at the price that the counter never goes
+// back to zero. Remove only items that were added: removing an item that was
 // never added but tests present (a false positive) decrements other items'
 // counters and can make them false negatives; that is inherent to counting
 // Bloom filters.
@@ -78,10 +79,17 @@ const (
 )
 
 // NewCounting returns an empty counting filter for n expected distinct
-// items at a false-positive rate of at most p. Options: WithKey,
-// WithConcurrent, WithMaxBytes (which bounds the counter array: m/2
-// bytes); WithLayout(Classic) is accepted, any other layout is an error
-// (see Counting for why there is no blocked layout).
+// items at a false-positive rate of at most p: m counters and k probes as
+// the classic layout sizes bits (exact model, margin p^1.008). For
+// n = 10^6 that is 4.85, 9.67 and 14.49 counters per key (2.42, 4.83 and
+// 7.25 bytes) at p = 0.1, 0.01 and 0.001; small filters get a little more.
+// It is 1.008-1.012× the memory of BoomFilters' counting filter, whose
+// textbook size m = n·ln(1/p)/ln²2 with k = ⌈log2(1/p)⌉ has an expected
+// rate above p (1.026 p at p = 0.1, 1.004 p at 0.01).
+//
+// Options: WithKey, WithConcurrent, WithMaxBytes (which bounds the
+// counter array, m/2 bytes); WithLayout(Classic) is accepted, any other
+// layout is an error (see Counting for why there is no blocked layout).
 func NewCounting(n uint64, p float64, opts ...Option) (*Counting, error) {
 	c, err := countingConfig(opts)
 	if err != nil {
