@@ -34,14 +34,15 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // come out the same for the same commands. (Those counters do not depend on
 // the error split, so they match in the default mode too.)
 //
-// Concurrency: Test and the read-only methods may run from many goroutines
-// at once, also while Add runs; Add may be called from many goroutines
-// (adds are serialised by a mutex, tests take no lock). Only the last
-// sub-filter ever changes.
+// Concurrency: Add may be called from many goroutines at once (adds and
+// growth are serialised by a mutex). Test and the read-only methods may
+// run from many goroutines at once; to run them while Adds run too, make
+// the filter WithConcurrent (its sub-filters then read and write bits
+// atomically, which costs about 2× per Add). Only the last sub-filter ever
+// changes.
 type Scalable struct {
 	mu    sync.Mutex                // serialises Add and growth
 	chain atomic.Pointer[[]*Filter] // immutable snapshot for readers
-	count atomic.Uint64             // items inserted (new items only)
 	n0    uint64
 	p     float64
 	s     uint64  // expansion (growth factor); 0 means non-scaling
@@ -82,7 +83,7 @@ const MaxSubFilters = 64
 
 // NewScalable returns an empty scalable filter with initial capacity n0 and
 // compound false-positive rate p. opts configures the sub-filters
-// (WithLayout, WithKey, WithMaxBytes; WithConcurrent is implied).
+// (WithLayout, WithKey, WithMaxBytes, WithConcurrent).
 func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Scalable, error) {
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
@@ -112,7 +113,6 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 	if !(s.f > 0 && s.f < 1) {
 		return nil, fmt.Errorf("bloom: first share %v not in (0, 1)", s.f)
 	}
-	s.cfg.concurrent = true
 	first, err := s.newSub(0)
 	if err != nil {
 		return nil, err
@@ -169,12 +169,10 @@ func (s *Scalable) Test(item []byte) bool { return s.TestHash(s.hash(item)) }
 func (s *Scalable) TestString(item string) bool { return s.Test(bytesOf(item)) }
 
 // TestHash reports whether an item with hash h may be in the set.
-func (s *Scalable) TestHash(h Hash) bool { return testFrom(s.filters(), 0, h) }
-
-// testFrom tests h against fs[from:], newest first: most items live there.
-func testFrom(fs []*Filter, from int, h Hash) bool {
-	for i := len(fs) - 1; i >= from; i-- {
-		if fs[i].testAtomic(h) {
+func (s *Scalable) TestHash(h Hash) bool {
+	fs := s.filters()
+	for i := len(fs) - 1; i >= 0; i-- { // newest first: most items live there
+		if fs[i].TestHash(h) {
 			return true
 		}
 	}
@@ -196,20 +194,19 @@ func (s *Scalable) AddString(item string) (bool, error) { return s.Add(bytesOf(i
 
 // AddHash is Add for an item's hash.
 func (s *Scalable) AddHash(h Hash) (bool, error) {
-	seen := s.filters()
-	if testFrom(seen, 0, h) {
-		return false, nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fs := s.filters()
-	// Only the last sub-filter changes: a racing Add of h went into the
-	// last one we saw or into one opened since.
-	if testFrom(fs, len(seen)-1, h) {
-		return false, nil
-	}
 	last := fs[len(fs)-1]
+	for i := len(fs) - 2; i >= 0; i-- { // the full ones, newest first
+		if fs[i].TestHash(h) {
+			return false, nil
+		}
+	}
 	if last.Inserted() >= last.Cap() {
+		if last.TestHash(h) {
+			return false, nil
+		}
 		if s.s == 0 {
 			return false, ErrFull
 		}
@@ -221,16 +218,18 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		s.chain.Store(&grown)
 		last = f
 	}
-	if !last.addAtomic(h) {
-		return false, nil
-	}
-	last.countNew(h)
-	s.count.Add(1)
-	return true, nil
+	// Filter.AddHash reports whether a bit changed, and counts the item.
+	return last.AddHash(h), nil
 }
 
 // Count is the number of items inserted: Adds that reported new.
-func (s *Scalable) Count() uint64 { return s.count.Load() }
+func (s *Scalable) Count() uint64 {
+	var c uint64
+	for _, f := range s.filters() {
+		c += f.Inserted()
+	}
+	return c
+}
 
 // Cap is the total capacity of the sub-filters opened so far.
 func (s *Scalable) Cap() uint64 {

@@ -40,7 +40,7 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 	defer s.mu.Unlock()
 	fs := s.filters()
 	h := header{kind: kindScalable, layout: uint8(s.cfg.layout), hash: uint8(fs[0].HashID()),
-		m: uint64(len(fs)), n: s.n0, p: s.p, count: s.count.Load()}
+		m: uint64(len(fs)), n: s.n0, p: s.p, count: s.Count()}
 	if fs[0].keyed {
 		h.flags, h.keyCheck = flagKeyed, keyCheck(fs[0].k0, fs[0].k1)
 	}
@@ -93,14 +93,14 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: %d bytes after the filter", ErrFormat, r.Len())
 	}
 	s.n0, s.p, s.s, s.r, s.f, s.cfg = g.n0, g.p, g.s, g.r, g.f, g.cfg
-	s.count.Store(g.count.Load())
 	s.chain.Store(g.chain.Load())
 	return nil
 }
 
 // LoadScalable decodes a scalable filter from r. Options: WithKey to read
 // a keyed filter, WithMaxBytes to change the size limit (which also bounds
-// its later growth); WithLayout is ignored (the encoding says).
+// its later growth), WithConcurrent for the returned filter; WithLayout is
+// ignored (the encoding says).
 func LoadScalable(r io.Reader, opts ...Option) (*Scalable, error) {
 	return decodeScalable(r, newConfig(opts))
 }
@@ -139,7 +139,7 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 		return nil, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
 	}
 	s := &Scalable{n0: h.n, p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: c}
-	s.cfg.layout, s.cfg.concurrent = Layout(h.layout), true
+	s.cfg.layout = Layout(h.layout)
 	if err := checkNP(h.n, h.p); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
@@ -171,7 +171,6 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 	if count != h.count {
 		return nil, fmt.Errorf("%w: %d items in the header, %d in the sub-filters", ErrFormat, h.count, count)
 	}
-	s.count.Store(count)
 	s.chain.Store(&fs)
 	return s, nil
 }

@@ -173,7 +173,7 @@ func TestScalableEncodingErrors(t *testing.T) {
 // TestScalableWriteDuringAdds encodes while other goroutines add: every
 // encoding decodes, and holds only whole states.
 func TestScalableWriteDuringAdds(t *testing.T) {
-	s := grownScalable(t, 0, ScalableOptions{})
+	s := grownScalable(t, 0, ScalableOptions{}, WithConcurrent())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -90,7 +90,7 @@ func TestScalableNonScalingFull(t *testing.T) {
 }
 
 func TestScalableConcurrentNoFalseNegatives(t *testing.T) {
-	s, err := NewScalable(1000, 0.01, ScalableOptions{})
+	s, err := NewScalable(1000, 0.01, ScalableOptions{}, WithConcurrent())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +229,61 @@ func TestScalableGrowthLimit(t *testing.T) {
 	for _, k := range added {
 		if !s.TestString(k) {
 			t.Fatalf("false negative %q", k)
+		}
+	}
+}
+
+// TestScalableConcurrentAdds: without WithConcurrent, adds (and growth)
+// from many goroutines are still safe; tests run after them.
+func TestScalableConcurrentAdds(t *testing.T) {
+	for _, layout := range []Layout{Blocked, Classic} {
+		s, err := NewScalable(500, 0.001, ScalableOptions{}, WithLayout(layout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const writers, per = 4, 4000
+		var wg sync.WaitGroup
+		var reported [writers]int
+		for w := range writers {
+			wg.Go(func() {
+				for i := range per {
+					// Every writer adds the shared items too: each is new once.
+					isNew, err := s.AddString(fmt.Sprintf("shared-%d", i%1000))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if isNew {
+						reported[w]++
+					}
+					if _, err := s.AddString(fmt.Sprintf("w%d-%d", w, i)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		shared := 0
+		for _, r := range reported {
+			shared += r
+		}
+		if shared > 1000 || shared < 990 {
+			t.Errorf("%s: shared items reported new %d times, want ≤ 1000 (one each, minus false positives)", layout, shared)
+		}
+		distinct := uint64(1000 + writers*per)
+		if c := s.Count(); c > distinct || c < distinct*99/100 {
+			t.Errorf("%s: count %d for %d distinct items", layout, c, distinct)
+		}
+		for w := range writers {
+			for i := range per {
+				if !s.TestString(fmt.Sprintf("w%d-%d", w, i)) {
+					t.Fatalf("%s: false negative w%d-%d", layout, w, i)
+				}
+			}
+		}
+		if s.NumFilters() < 4 {
+			t.Errorf("%s: %d sub-filters after growing 34×", layout, s.NumFilters())
 		}
 	}
 }
