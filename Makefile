@@ -18,8 +18,10 @@ race:
 accuracy:
 	$(GO) test -count=1 -run '^TestFPR' .
 
+FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzUnmarshalCounting
+
 fuzz-short:
-	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 15s .
+	for t in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s . || exit 1; done
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
@@ -31,7 +33,7 @@ redis:
 
 # Longer runs, not in CI.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime 10m .
+	for t in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 5m . || exit 1; done
 
 fpr-long:
 	BLOOMERY_FPR_LONG=1 $(GO) test -count=1 -timeout 4h -run 'TestFPRLong' -v .
