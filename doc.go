@@ -9,7 +9,9 @@
 //   - The rate asked for: New sizes the filter with the exact model of its
 //     layout, plus a margin (0.8% more bits for Classic, 2% for Blocked),
 //     so the measured rate after n distinct items stays at or below p for
-//     p from 0.1 to 1e-7. The tests check this at a 99% confidence bound
+//     p from 0.1 to 1e-7. Small filters (n below a few thousand) get more,
+//     so that a single filter's rate, which varies from one set of items
+//     to another, stays at or below p too, not only the average one. The tests check this at a 99% confidence bound
 //     with random, sequential, shared-prefix and counter keys.
 //   - 64-bit everywhere: 128-bit item hashes, 64-bit sizes, probes mapped
 //     to a range by a 64x64->128 multiply (never a biased modulo), and
@@ -27,6 +29,14 @@
 // p = 1e-5 as sized by New. Classic spreads the bits over the whole array
 // and uses the least memory. Size reports the geometry of both without
 // allocating.
+//
+// # Scalable and counting filters
+//
+// Scalable grows a chain of sub-filters when items exceed its initial
+// capacity, keeping the compound rate at or below p (RedisBloom's growth
+// and counting rules; ScalableOptions.RedisBloom for its error split too).
+// Counting has 4-bit saturating counters and supports Remove. Both encode
+// to the same file format (kinds 2 and 3).
 //
 // # Hashing
 //

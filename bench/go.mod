@@ -1,6 +1,6 @@
 module github.com/bloomery/bloom/bench
 
-go 1.26
+go 1.26.0
 
 replace github.com/bloomery/bloom => ../
 
@@ -16,7 +16,7 @@ require (
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
 	github.com/d4l3k/messagediff v1.2.1 // indirect
 	github.com/dchest/siphash v1.2.3 // indirect
-	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
