@@ -63,3 +63,15 @@ func JoinNotes(notes []string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// FormatQuartiles prints the 25th and 75th percentiles of xs as
+// "p25–p75", two decimals.
+func FormatQuartiles(xs []float64) string {
+	return fmt.Sprintf("%.2f–%.2f", Percentile(xs, 0.25), Percentile(xs, 0.75))
+}
+
+// FormatRatio prints the median of paired ratios rs with their quartiles
+// in brackets: "0.42 [0.40–0.45]".
+func FormatRatio(rs []float64) string {
+	return fmt.Sprintf("%.2f [%s]", Median(rs), FormatQuartiles(rs))
+}

@@ -78,6 +78,32 @@ func Queries(seed uint64, inserted []byte, count int) (all, present [][]byte) {
 	return all, present
 }
 
+// Query sets of QuerySets, in order.
+const (
+	SetMixed   = iota // half present, half absent, shuffled
+	SetPresent        // the present half alone
+	SetAbsent         // the absent half alone
+)
+
+// QuerySets returns count query keys (Queries) and their present and
+// absent halves alone, indexed by SetMixed, SetPresent and SetAbsent.
+func QuerySets(seed uint64, inserted []byte, count int) [][][]byte {
+	mixed, present := Queries(seed, inserted, count)
+	return [][][]byte{SetMixed: mixed, SetPresent: present, SetAbsent: AbsentKeys(mixed)}
+}
+
+// AbsentKeys returns the never-inserted keys of a query mix: those with
+// the top bit of the first byte set (see FillKeys).
+func AbsentKeys(q [][]byte) [][]byte {
+	var out [][]byte
+	for _, k := range q {
+		if k[0]&0x80 != 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // ProbeCount is the number of absent keys to probe for the false-positive
 // rate of a filter for p: at least minProbes and at least expectFP/p (so
 // that about expectFP false positives are expected), but at most

@@ -1,7 +1,8 @@
 // Package bench compares the in-memory filter of github.com/bloomery/bloom
 // with two peer Bloom filter libraries, github.com/bits-and-blooms/bloom/v3
-// and github.com/greatroar/blobloom, and its scalable filter with the one
-// of github.com/tylertreat/BoomFilters (scalable.go, cmd/scalable).
+// and github.com/greatroar/blobloom, and its scalable and counting filters
+// with those of github.com/tylertreat/BoomFilters (scalable.go,
+// cmd/scalable; counting.go, cmd/counting).
 //
 // It is a separate module so that the peers never become dependencies of
 // the library itself. The package holds thin adapters over the three

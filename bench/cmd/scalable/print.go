@@ -13,13 +13,6 @@ const (
 	goalMemory = 0.55 // bit-array bytes at exactly n
 )
 
-// Query sets of result.test.
-const (
-	setMixed = iota
-	setPresent
-	setAbsent
-)
-
 func printLibs(all [][]*result) {
 	fmt.Println("| n | p | library | sub-filters | bytes | bits/key | items counted | items per sub-filter | Add ns/op | Add p25–p75 | Test ns/op (mix) | Test p25–p75 | Test present | Test absent | observed FP rate | 99% upper | FP / p | probes | notes |")
 	fmt.Println("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -33,8 +26,8 @@ func printLibs(all [][]*result) {
 			fpr := float64(r.fp) / float64(r.probes)
 			fmt.Printf("| %s | %g | %s | %d | %d | %.2f | %d | %s | %.1f | %s | %.1f | %s | %.1f | %.1f | %.3g | %.3g | %.2f | %d | %s |\n",
 				bench.FormatCount(r.n), r.p, r.lib, sh.Filters, sh.Bytes, float64(sh.Bytes)*8/float64(r.n), sh.Items, sub,
-				bench.Median(r.add), quartiles(r.add), bench.Median(r.test[setMixed]), quartiles(r.test[setMixed]),
-				bench.Median(r.test[setPresent]), bench.Median(r.test[setAbsent]),
+				bench.Median(r.add), bench.FormatQuartiles(r.add), bench.Median(r.test[bench.SetMixed]), bench.FormatQuartiles(r.test[bench.SetMixed]),
+				bench.Median(r.test[bench.SetPresent]), bench.Median(r.test[bench.SetAbsent]),
 				fpr, bench.WilsonUpper(r.fp, r.probes, bench.Z99), fpr/r.p, r.probes, bench.JoinNotes(r.notes))
 		}
 	}
@@ -61,7 +54,7 @@ func printRatios(all [][]*result) {
 		if bench.Median(add) > goalTime {
 			missed = append(missed, "Add")
 		}
-		if bench.Median(test[setMixed]) > goalTime {
+		if bench.Median(test[bench.SetMixed]) > goalTime {
 			missed = append(missed, "Test")
 		}
 		if mem > goalMemory {
@@ -74,15 +67,7 @@ func printRatios(all [][]*result) {
 			missed = []string{"none"}
 		}
 		fmt.Printf("| %s | %g | %s | %s | %s | %s | %.3f | %d / %d | %.2f | %.2f | %s |\n",
-			bench.FormatCount(o.n), o.p, ratio(add), ratio(test[setMixed]), ratio(test[setPresent]), ratio(test[setAbsent]),
+			bench.FormatCount(o.n), o.p, bench.FormatRatio(add), bench.FormatRatio(test[bench.SetMixed]), bench.FormatRatio(test[bench.SetPresent]), bench.FormatRatio(test[bench.SetAbsent]),
 			mem, o.shape.Filters, b.shape.Filters, ofp, bfp, strings.Join(missed, ", "))
 	}
-}
-
-func ratio(rs []float64) string {
-	return fmt.Sprintf("%.2f [%s]", bench.Median(rs), quartiles(rs))
-}
-
-func quartiles(xs []float64) string {
-	return fmt.Sprintf("%.2f–%.2f", bench.Percentile(xs, 0.25), bench.Percentile(xs, 0.75))
 }
