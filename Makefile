@@ -1,12 +1,12 @@
 # Bloomery's developer entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test check race accuracy fuzz-short bench-module fuzz fpr-long bench bench-rate redis
+.PHONY: test check race accuracy fuzz-short bench-module interop-module fuzz fpr-long bench bench-rate redis
 
 # Everything CI checks: formatting, vet, race-enabled tests, the
 # statistical accuracy tests (race-free: they are CPU-bound), a short fuzz
-# run of every decoder, and the bench module's own tests.
-test: check bench-module race accuracy fuzz-short
+# run of every decoder, and the tests of the bench and interop modules.
+test: check bench-module interop-module race accuracy fuzz-short
 
 check:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -25,6 +25,11 @@ fuzz-short:
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# Compatibility with other libraries' data (go-zero's Redis filter), in a
+# module of its own so they never enter the main module's go.mod.
+interop-module:
+	cd interop && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Installs what the tests need with apt-get if missing: redis-server and
 # redis-cli for the tests that run real Redis (internal/redistest).

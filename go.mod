@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/dchest/siphash v1.2.3
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/spaolacci/murmur3 v1.1.0
 	github.com/spf13/cobra v1.10.2
 	github.com/zeebo/xxh3 v1.1.0
 )

@@ -3,12 +3,11 @@ package redisfilter
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// A batch becomes, per shard, BITFIELD commands of at most
+// A batch becomes, per key (shard), BITFIELD commands of at most
 // MaxOpsPerCommand bit operations: "SET u1 <offset> 1" to add (the reply
 // is the old bits), "GET u1 <offset>" with BITFIELD_RO to test. An item's
 // k operations are never split over two commands, so each item changes
@@ -17,59 +16,70 @@ import (
 
 // command is one BITFIELD command under construction.
 type command struct {
-	shard int
+	key   int // index in bitBatch.keys
 	args  []any
 	items []int // the items whose operations it holds, in order
 	cmd   *redis.Cmd
 }
 
-func (f *Filter) run(ctx context.Context, items [][]byte, add bool) ([]bool, error) {
-	out := make([]bool, len(items))
-	if len(items) == 0 {
+// bitBatch runs one batch of per-item bit operations over some keys: the
+// machinery shared by Filter and GoZeroFilter.
+type bitBatch struct {
+	client redis.UniversalClient
+	name   string   // the filter's name, for errors
+	keys   []string // the keys holding the bits (shards)
+	k      int      // bit operations per item, all in one key
+	add    bool     // set the bits (reply: the old bits) or read them
+}
+
+// run answers n items. locate(i, dst) appends item i's k bit offsets,
+// local to their key, to dst (empty, with room for k) and returns the
+// key's index; it must not keep dst.
+func (b bitBatch) run(ctx context.Context, n int, locate func(i int, dst []uint64) (int, []uint64)) ([]bool, error) {
+	out := make([]bool, n)
+	if n == 0 {
 		return out, nil
 	}
-	m := f.current(ctx)
-	k := int(m.Sizing.K)
-	name, op := "BITFIELD_RO", "GET"
+	k, add := b.k, b.add
+	var name, op any = "BITFIELD_RO", "GET" // boxed once, not per operation
 	if add {
 		name, op = "BITFIELD", "SET"
 	}
 	perCmd := max(1, MaxOpsPerCommand/k)
-	open := map[int]*command{} // the command being filled, per shard
+	open := map[int]*command{} // the command being filled, per key
 	var cmds []*command
 	offs := make([]uint64, 0, k)
-	for i, item := range items {
-		offs = m.Sizing.Offsets(f.hash(item), offs[:0])
-		shard, _ := m.locate(offs[0])
-		c := open[shard]
+	for i := range n {
+		var key int
+		key, offs = locate(i, offs[:0])
+		c := open[key]
 		if c == nil || len(c.items) == perCmd {
-			c = &command{shard: shard, args: make([]any, 0, 2+min(len(items), perCmd)*k*(3+b2i(add)))}
-			c.args = append(c.args, name, m.Shards[shard])
-			open[shard] = c
+			c = &command{key: key, args: make([]any, 0, 2+min(n, perCmd)*k*(3+b2i(add)))}
+			c.args = append(c.args, name, b.keys[key])
+			open[key] = c
 			cmds = append(cmds, c)
 		}
 		for _, o := range offs {
-			_, local := m.locate(o)
-			c.args = append(c.args, op, "u1", strconv.FormatUint(local, 10))
+			c.args = append(c.args, op, "u1", o) // go-redis writes o in decimal
 			if add {
 				c.args = append(c.args, "1")
 			}
 		}
 		c.items = append(c.items, i)
 	}
-	_, err := f.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := b.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range cmds {
 			c.cmd = p.Do(ctx, c.args...)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("redisfilter: %s %q: %w", verb(add), f.name, err)
+		return nil, fmt.Errorf("redisfilter: %s %q: %w", verb(add), b.name, err)
 	}
 	for _, c := range cmds {
 		bits, err := c.cmd.Int64Slice()
 		if err != nil || len(bits) != len(c.items)*k {
-			return nil, fmt.Errorf("redisfilter: %s %q: reply of %d bits for %d items: %v", verb(add), f.name, len(bits), len(c.items), err)
+			return nil, fmt.Errorf("redisfilter: %s %q: reply of %d bits for %d items: %v", verb(add), b.name, len(bits), len(c.items), err)
 		}
 		for j, i := range c.items {
 			seg := bits[j*k : (j+1)*k]
@@ -81,6 +91,30 @@ func (f *Filter) run(ctx context.Context, items [][]byte, add bool) ([]bool, err
 		}
 	}
 	return out, nil
+}
+
+func (f *Filter) run(ctx context.Context, items [][]byte, add bool) ([]bool, error) {
+	if len(items) == 0 {
+		return []bool{}, nil
+	}
+	m := f.current(ctx)
+	b := bitBatch{client: f.client, name: f.name, keys: m.Shards, k: int(m.Sizing.K), add: add}
+	return b.run(ctx, len(items), func(i int, offs []uint64) (int, []uint64) {
+		offs = m.Sizing.Offsets(f.hash(items[i]), offs)
+		shard, _ := m.locate(offs[0])
+		for j, o := range offs {
+			_, offs[j] = m.locate(o)
+		}
+		return shard, offs
+	})
+}
+
+// first is a one-item batch's answer.
+func first(r []bool, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	return r[0], nil
 }
 
 func anyZero(bits []int64) bool {

@@ -1,0 +1,8 @@
+// Package interop holds tests that run Bloomery against other libraries
+// over the same data, so that those libraries never become dependencies
+// of the main module: this directory is a module of its own.
+//
+// gozero_test.go checks that redisfilter.GoZeroFilter and go-zero's
+// core/bloom (github.com/zeromicro/go-zero) read and write the same bits
+// of one Redis key, against a real redis-server, and benchmarks the two.
+package interop
