@@ -12,8 +12,8 @@
 //     an item's bits live in one key, so Add and Exists never see half an
 //     item, also while other clients write.
 //   - A single-item call is one round trip; a batch is one pipelined round
-//     trip per node involved, in commands of at most MaxOpsPerCommand bit
-//     operations each.
+//     trip per node involved (per MaxBatch items), in commands of at most
+//     MaxOpsPerCommand bit operations each.
 //   - The parameters (layout, hash identity, m, k, n, p, shards, format
 //     version) live in a metadata key written atomically with SET NX; Open
 //     of a missing or malformed filter, or with the wrong key, fails with a

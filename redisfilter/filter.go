@@ -171,13 +171,13 @@ func (f *Filter) Exists(ctx context.Context, item []byte) (bool, error) {
 
 // AddMany inserts items and reports for each whether it was new (a
 // repeat within the batch reports false). It takes one pipelined round
-// trip per node holding a shard the items touch.
+// trip per node holding a shard the items touch (per MaxBatch items).
 func (f *Filter) AddMany(ctx context.Context, items [][]byte) ([]bool, error) {
 	return f.run(ctx, items, true)
 }
 
 // ExistsMany reports for each item whether it may be in the filter, in
-// one pipelined round trip per node involved.
+// one pipelined round trip per node involved (per MaxBatch items).
 func (f *Filter) ExistsMany(ctx context.Context, items [][]byte) ([]bool, error) {
 	return f.run(ctx, items, false)
 }

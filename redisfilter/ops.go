@@ -11,8 +11,8 @@ import (
 // MaxOpsPerCommand bit operations: "SET u1 <offset> 1" to add (the reply
 // is the old bits), "GET u1 <offset>" with BITFIELD_RO to test. An item's
 // k operations are never split over two commands, so each item changes
-// atomically. All commands go in one pipeline: go-redis sends it as one
-// round trip per node.
+// atomically. All commands of up to MaxBatch items go in one pipeline:
+// go-redis sends it as one round trip per node.
 
 // command is one BITFIELD command under construction.
 type command struct {
@@ -37,9 +37,23 @@ type bitBatch struct {
 // key's index; it must not keep dst.
 func (b bitBatch) run(ctx context.Context, n int, locate func(i int, dst []uint64) (int, []uint64)) ([]bool, error) {
 	out := make([]bool, n)
-	if n == 0 {
-		return out, nil
+	for lo := 0; lo < n; lo += MaxBatch {
+		if err := b.runChunk(ctx, lo, min(lo+MaxBatch, n), out, locate); err != nil {
+			return nil, err
+		}
 	}
+	return out, nil
+}
+
+// MaxBatch is the most items a batch sends in one round trip; larger
+// batches take several, so that no request outgrows the client's write
+// timeout or Redis's query buffer (a thousand items at k = 7 are about
+// 64 KiB of commands).
+const MaxBatch = 16384
+
+// runChunk answers items [lo, hi) into out, in one pipeline.
+func (b bitBatch) runChunk(ctx context.Context, lo, hi int, out []bool, locate func(i int, dst []uint64) (int, []uint64)) error {
+	n := hi - lo
 	k, add := b.k, b.add
 	var name, op any = "BITFIELD_RO", "GET" // boxed once, not per operation
 	if add {
@@ -49,7 +63,7 @@ func (b bitBatch) run(ctx context.Context, n int, locate func(i int, dst []uint6
 	open := map[int]*command{} // the command being filled, per key
 	var cmds []*command
 	offs := make([]uint64, 0, k)
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		var key int
 		key, offs = locate(i, offs[:0])
 		c := open[key]
@@ -74,12 +88,12 @@ func (b bitBatch) run(ctx context.Context, n int, locate func(i int, dst []uint6
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("redisfilter: %s %q: %w", verb(add), b.name, err)
+		return fmt.Errorf("redisfilter: %s %q: %w", verb(add), b.name, err)
 	}
 	for _, c := range cmds {
 		bits, err := c.cmd.Int64Slice()
 		if err != nil || len(bits) != len(c.items)*k {
-			return nil, fmt.Errorf("redisfilter: %s %q: reply of %d bits for %d items: %v", verb(add), b.name, len(bits), len(c.items), err)
+			return fmt.Errorf("redisfilter: %s %q: reply of %d bits for %d items: %v", verb(add), b.name, len(bits), len(c.items), err)
 		}
 		for j, i := range c.items {
 			seg := bits[j*k : (j+1)*k]
@@ -90,7 +104,7 @@ func (b bitBatch) run(ctx context.Context, n int, locate func(i int, dst []uint6
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (f *Filter) run(ctx context.Context, items [][]byte, add bool) ([]bool, error) {
