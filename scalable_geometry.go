@@ -1,0 +1,75 @@
+package bloom
+
+import "fmt"
+
+// ScalablePlan is the growth plan of a Scalable filter without its bit
+// arrays: the capacity, error rate and geometry of each sub-filter. A store
+// that keeps a scalable filter elsewhere (package redisfilter keeps it in
+// Redis) grows by it, so its sub-filters are exactly those of the in-memory
+// Scalable with the same parameters, with the same bits for the same items.
+type ScalablePlan struct {
+	N0         uint64  // capacity of the first sub-filter
+	P          float64 // compound false-positive rate
+	Expansion  uint64  // capacity growth factor; 0 when non-scaling
+	Tightening float64 // error ratio r between sub-filters after the first
+	FirstShare float64 // share f of the error budget of the first sub-filter
+	Layout     Layout
+}
+
+// NewScalablePlan returns the plan of NewScalable(n0, p, so,
+// WithLayout(layout)), with so's defaults filled in and checked by the same
+// rules.
+func NewScalablePlan(n0 uint64, p float64, so ScalableOptions, layout Layout) (ScalablePlan, error) {
+	if err := checkNP(n0, p); err != nil {
+		return ScalablePlan{}, err
+	}
+	// NewScalable owns the option rules; a one-item filter (64 bytes)
+	// applies them, so they are written down once.
+	s, err := NewScalable(1, p, so, WithLayout(layout))
+	if err != nil {
+		return ScalablePlan{}, err
+	}
+	return ScalablePlan{N0: n0, P: p, Expansion: s.s, Tightening: s.r, FirstShare: s.f, Layout: layout}, nil
+}
+
+// Sub returns the geometry of sub-filter i (0 is the first): Size of its
+// capacity and rate (SubRate), as NewScalable's sub-filter i. Sizing a
+// blocked sub-filter at a low rate takes milliseconds; SubRate is cheap.
+func (pl ScalablePlan) Sub(i int) (Sizing, error) {
+	n, p, err := pl.SubRate(i)
+	if err != nil {
+		return Sizing{}, err
+	}
+	sz, err := Size(n, p, pl.Layout)
+	if err != nil {
+		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
+	}
+	return sz, nil
+}
+
+// SubRate returns the capacity N0·Expansion^i and the share of the error
+// budget of sub-filter i. It fails with ErrTooLarge beyond MaxSubFilters
+// or where the rate underflows, and for i > 0 of a non-scaling plan.
+func (pl ScalablePlan) SubRate(i int) (uint64, float64, error) {
+	if err := checkNP(pl.N0, pl.P); err != nil {
+		return 0, 0, err
+	}
+	if !(pl.Tightening > 0 && pl.Tightening < 1) || !(pl.FirstShare > 0 && pl.FirstShare < 1) {
+		return 0, 0, fmt.Errorf("bloom: scalable plan with tightening %v and first share %v, want both in (0, 1)",
+			pl.Tightening, pl.FirstShare)
+	}
+	switch {
+	case i < 0:
+		return 0, 0, fmt.Errorf("bloom: sub-filter %d", i)
+	case i >= MaxSubFilters:
+		return 0, 0, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
+	case i > 0 && pl.Expansion == 0:
+		return 0, 0, fmt.Errorf("%w: a non-scaling filter has one sub-filter", ErrFull)
+	}
+	s := Scalable{n0: pl.N0, p: pl.P, s: pl.Expansion, r: pl.Tightening, f: pl.FirstShare}
+	n, p := s.subSizing(i)
+	if p < 1e-300 {
+		return 0, 0, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
+	}
+	return n, p, nil
+}
