@@ -88,37 +88,48 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
 	}
-	s := &Scalable{n0: n0, p: p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: newConfig(opts)}
-	if s.s == 0 {
-		s.s = 2
+	exp, r, f, err := so.resolve()
+	if err != nil {
+		return nil, err
 	}
-	if so.NonScaling {
-		s.s = 0
-	}
-	if so.RedisBloom {
-		if (s.r != 0 && s.r != 0.5) || (s.f != 0 && s.f != 0.5) {
-			return nil, fmt.Errorf("bloom: RedisBloom mode fixes tightening and first share at 0.5 (got %v, %v)", s.r, s.f)
-		}
-		s.r, s.f = 0.5, 0.5
-	}
-	if s.r == 0 {
-		s.r = DefaultTightening
-	}
-	if s.f == 0 {
-		s.f = DefaultFirstShare
-	}
-	if !(s.r > 0 && s.r < 1) {
-		return nil, fmt.Errorf("bloom: tightening ratio %v not in (0, 1)", s.r)
-	}
-	if !(s.f > 0 && s.f < 1) {
-		return nil, fmt.Errorf("bloom: first share %v not in (0, 1)", s.f)
-	}
+	s := &Scalable{n0: n0, p: p, s: exp, r: r, f: f, cfg: newConfig(opts)}
 	first, err := s.newSub(0)
 	if err != nil {
 		return nil, err
 	}
 	s.chain.Store(&[]*Filter{first})
 	return s, nil
+}
+
+// resolve fills in so's defaults and checks them: the expansion (0 when
+// non-scaling), tightening and first share.
+func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
+	exp, r, f = so.Expansion, so.Tightening, so.FirstShare
+	if exp == 0 {
+		exp = 2
+	}
+	if so.NonScaling {
+		exp = 0
+	}
+	if so.RedisBloom {
+		if (r != 0 && r != 0.5) || (f != 0 && f != 0.5) {
+			return 0, 0, 0, fmt.Errorf("bloom: RedisBloom mode fixes tightening and first share at 0.5 (got %v, %v)", r, f)
+		}
+		r, f = 0.5, 0.5
+	}
+	if r == 0 {
+		r = DefaultTightening
+	}
+	if f == 0 {
+		f = DefaultFirstShare
+	}
+	if !(r > 0 && r < 1) {
+		return 0, 0, 0, fmt.Errorf("bloom: tightening ratio %v not in (0, 1)", r)
+	}
+	if !(f > 0 && f < 1) {
+		return 0, 0, 0, fmt.Errorf("bloom: first share %v not in (0, 1)", f)
+	}
+	return exp, r, f, nil
 }
 
 // subSizing returns capacity and rate of sub-filter i.

@@ -23,13 +23,14 @@ func NewScalablePlan(n0 uint64, p float64, so ScalableOptions, layout Layout) (S
 	if err := checkNP(n0, p); err != nil {
 		return ScalablePlan{}, err
 	}
-	// NewScalable owns the option rules; a one-item filter (64 bytes)
-	// applies them, so they are written down once.
-	s, err := NewScalable(1, p, so, WithLayout(layout))
+	if layout != Blocked && layout != Classic {
+		return ScalablePlan{}, fmt.Errorf("%w: %d", ErrInvalidLayout, layout)
+	}
+	exp, r, f, err := so.resolve()
 	if err != nil {
 		return ScalablePlan{}, err
 	}
-	return ScalablePlan{N0: n0, P: p, Expansion: s.s, Tightening: s.r, FirstShare: s.f, Layout: layout}, nil
+	return ScalablePlan{N0: n0, P: p, Expansion: exp, Tightening: r, FirstShare: f, Layout: layout}, nil
 }
 
 // Sub returns the geometry of sub-filter i (0 is the first): Size of its

@@ -1,6 +1,9 @@
 // Package redisfilter keeps Bloom filters in Redis bitmaps, using only core
-// Redis commands (Redis 6.2 or later, no modules, no scripts), so they work
-// on any managed Redis, with Sentinel and on Redis Cluster.
+// Redis commands (Redis 6.2 or later, no modules), so they work on any
+// managed Redis, with Sentinel and on Redis Cluster. Filter and
+// GoZeroFilter use no scripts at all; Scalable writes through Lua scripts
+// (EVALSHA, EVAL on NOSCRIPT) so that its counters stay exact under
+// concurrent clients, and reads with core commands only.
 //
 // A filter has the layout, hash and bytes of the in-memory bloom.Filter of
 // the same geometry: Upload and Download copy one into the other, so a

@@ -85,7 +85,7 @@ func (f *Filter) readMeta(ctx context.Context) (*Meta, error) {
 	}
 	if err != nil {
 		if isWrongType(err) {
-			return nil, fmt.Errorf("redisfilter: open %q: %w: the key is not a string", f.name, ErrMetadata)
+			return nil, fmt.Errorf("redisfilter: open %q: %w: the key is not a string (a scalable filter's is a hash: use OpenScalable)", f.name, ErrMetadata)
 		}
 		return nil, fmt.Errorf("redisfilter: open %q: %w", f.name, err)
 	}
