@@ -97,12 +97,16 @@ func QuerySets(seed uint64, inserted []byte, count int) [][][]byte {
 func AbsentKeys(q [][]byte) [][]byte {
 	var out [][]byte
 	for _, k := range q {
-		if k[0]&0x80 != 0 {
+		if IsAbsent(k) {
 			out = append(out, k)
 		}
 	}
 	return out
 }
+
+// IsAbsent reports whether key was made by FillKeys never to be inserted
+// (the top bit of its first byte is set).
+func IsAbsent(key []byte) bool { return key[0]&0x80 != 0 }
 
 // ProbeCount is the number of absent keys to probe for the false-positive
 // rate of a filter for p: at least minProbes and at least expectFP/p (so
