@@ -1,0 +1,148 @@
+package server
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bloomery/bloom"
+)
+
+// keyShards is the number of independently locked parts of the keyspace.
+const keyShards = 64
+
+// entry is one key: a filter and its expiry (0: none; else Unix ms).
+type entry struct {
+	filter   *bloom.Scalable
+	expireAt int64
+}
+
+// keyspace holds the filters. Each key lives in one shard, chosen by a
+// hash of its name; a command locks the shards of its keys (in index
+// order when there are several), so commands on keys of different shards
+// run in parallel, and the effects on one key (and their order in the
+// log) are serialised.
+type keyspace struct {
+	seed   maphash.Seed
+	shards [keyShards]struct {
+		sync.Mutex
+		m map[string]*entry
+	}
+	now func() time.Time
+}
+
+func newKeyspace() *keyspace {
+	ks := &keyspace{seed: maphash.MakeSeed(), now: time.Now}
+	for i := range ks.shards {
+		ks.shards[i].m = make(map[string]*entry)
+	}
+	return ks
+}
+
+func (ks *keyspace) shardOf(key string) int {
+	return int(maphash.String(ks.seed, key) % keyShards)
+}
+
+// lock locks the shards holding keys and returns the unlock function.
+func (ks *keyspace) lock(keys ...string) func() {
+	idx := make([]int, 0, len(keys))
+	for _, k := range keys {
+		idx = append(idx, ks.shardOf(k))
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		ks.shards[i].Lock()
+	}
+	return func() {
+		for _, i := range idx {
+			ks.shards[i].Unlock()
+		}
+	}
+}
+
+// get returns key's entry, or nil if it is missing or expired (an expired
+// key is deleted). The caller holds key's shard lock.
+func (ks *keyspace) get(key string) *entry {
+	m := ks.shards[ks.shardOf(key)].m
+	e := m[key]
+	if e != nil && e.expireAt != 0 && e.expireAt <= ks.now().UnixMilli() {
+		delete(m, key)
+		return nil
+	}
+	return e
+}
+
+// set stores e under key (the caller holds key's shard lock).
+func (ks *keyspace) set(key string, e *entry) { ks.shards[ks.shardOf(key)].m[key] = e }
+
+// del deletes key and reports whether it existed (unexpired). The caller
+// holds key's shard lock.
+func (ks *keyspace) del(key string) bool {
+	if ks.get(key) == nil {
+		return false
+	}
+	delete(ks.shards[ks.shardOf(key)].m, key)
+	return true
+}
+
+// each calls fn for every unexpired key, shard by shard, holding one
+// shard's lock at a time (fn must not lock shards). Keys added or deleted
+// meanwhile may or may not be seen.
+func (ks *keyspace) each(fn func(key string, e *entry)) {
+	now := ks.now().UnixMilli()
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.Lock()
+		for k, e := range s.m {
+			if e.expireAt != 0 && e.expireAt <= now {
+				delete(s.m, k)
+				continue
+			}
+			fn(k, e)
+		}
+		s.Unlock()
+	}
+}
+
+// len is the number of keys, counting not yet collected expired ones.
+func (ks *keyspace) len() int {
+	n := 0
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.Lock()
+		n += len(s.m)
+		s.Unlock()
+	}
+	return n
+}
+
+// flush deletes every key.
+func (ks *keyspace) flush() {
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.Lock()
+		clear(s.m)
+		s.Unlock()
+	}
+}
+
+// sweep deletes expired keys (all locks taken one at a time) and returns
+// how many.
+func (ks *keyspace) sweep() int {
+	n := 0
+	now := ks.now().UnixMilli()
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.Lock()
+		for k, e := range s.m {
+			if e.expireAt != 0 && e.expireAt <= now {
+				delete(s.m, k)
+				n++
+			}
+		}
+		s.Unlock()
+	}
+	return n
+}
