@@ -118,6 +118,8 @@ var readCases = []readCase{
 	{name: "too big mbulk count unterminated", in: "*1" + junk, err: MsgTooBigMbulkCount},
 	{name: "too big bulk count", in: "*1\r\n$" + strings.Repeat("1", 16) + "\r\n", err: MsgTooBigBulkCount,
 		lim: Limits{MaxInline: 16}},
+	{name: "short bulk count too big", in: "*1\r\n$12345\r\n", err: MsgTooBigBulkCount, lim: Limits{MaxInline: 5}},
+	{name: "short bulk count at MaxInline", in: "*1\r\n$1\r\na\r\n", want: cmds(cmd("a")), err: eof, lim: Limits{MaxInline: 2}},
 	{name: "too big bulk count unterminated", in: "*1\r\n$1" + junk, err: MsgTooBigBulkCount},
 	{name: "too big bulk count of words", in: "*1\r\nfoo" + junk, err: MsgTooBigBulkCount},
 

@@ -2,72 +2,7 @@ package resp
 
 import (
 	"bufio"
-	"bytes"
 	"io"
-	"math"
-)
-
-// Defaults of Limits, after Redis 7.0's configuration defaults.
-const (
-	DefaultMaxBulk        = 512 << 20 // proto-max-bulk-len
-	DefaultMaxArgs        = 1 << 20   // Redis 6.2's fixed limit; Redis 7.0 allows 2^31-1
-	DefaultMaxInline      = 64 << 10  // PROTO_INLINE_MAX_SIZE
-	DefaultMaxQueryBuffer = 1 << 30   // client-query-buffer-limit
-)
-
-// Limits bound what one command may declare and hold. A field that is zero
-// or negative takes its default.
-type Limits struct {
-	_ struct{} // forces named fields, so that fields can be added
-
-	// MaxBulk is the longest bulk string accepted; a longer declared
-	// length fails with MsgInvalidBulkLength before any of it is read.
-	// Default: 512 MiB (DefaultMaxBulk), as Redis's proto-max-bulk-len.
-	MaxBulk int64
-
-	// MaxArgs is the largest array count accepted; a larger one fails with
-	// MsgInvalidMultibulkLength. It bounds the slice of arguments (24 bytes
-	// each) and is capped at 2^31-1, Redis 7.0's own limit. Inline
-	// commands are bounded by MaxInline instead, as in Redis.
-	// Default: 1<<20 (DefaultMaxArgs), the limit of Redis up to 6.2.
-	MaxArgs int
-
-	// MaxInline is the longest line accepted before its terminator: an
-	// inline command (MsgTooBigInline), or the count line of an array
-	// (MsgTooBigMbulkCount) or of a bulk string (MsgTooBigBulkCount).
-	// Default: 64 KiB (DefaultMaxInline), Redis's PROTO_INLINE_MAX_SIZE.
-	MaxInline int
-
-	// MaxQueryBuffer is the most bytes one command may take on the wire,
-	// headers included; a larger command fails with ErrQueryBufferLimit,
-	// checked before a bulk string's bytes are read.
-	// Default: 1 GiB (DefaultMaxQueryBuffer), Redis's
-	// client-query-buffer-limit.
-	MaxQueryBuffer int64
-}
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxBulk <= 0 {
-		l.MaxBulk = DefaultMaxBulk
-	}
-	if l.MaxArgs <= 0 {
-		l.MaxArgs = DefaultMaxArgs
-	}
-	l.MaxArgs = min(l.MaxArgs, math.MaxInt32)
-	if l.MaxInline <= 0 {
-		l.MaxInline = DefaultMaxInline
-	}
-	if l.MaxQueryBuffer <= 0 {
-		l.MaxQueryBuffer = DefaultMaxQueryBuffer
-	}
-	return l
-}
-
-// Redis's stricter limits for a client that has not authenticated yet
-// (networking.c, since CVE-2021-32675).
-const (
-	unauthMaxArgs = 10
-	unauthMaxBulk = 16384
 )
 
 const (
@@ -220,6 +155,9 @@ func (r *Reader) readCountLine(tooBig error, judge func(*Reader, []byte) (int64,
 
 // readBulk reads "$<length>\r\n<bytes>\r\n" and appends the bytes to args.
 func (r *Reader) readBulk(args [][]byte) ([][]byte, error) {
+	if args, ok := r.readBufferedBulk(args); ok {
+		return args, nil
+	}
 	size, err := r.readCountLine(errTooBigBulkCount, (*Reader).bulkSize)
 	if err != nil {
 		return args, err
@@ -237,6 +175,40 @@ func (r *Reader) readBulk(args [][]byte) ([][]byte, error) {
 		return args, err
 	}
 	return args, nil
+}
+
+// readBufferedBulk is readBulk's fast path for a well-formed bulk string
+// of fewer than 10^9 bytes that lies whole in br's buffer, the usual case
+// in a pipeline: it parses and copies it in one step. Anything else it
+// leaves unread and returns false, for readBulk's general path to read or
+// to refuse.
+func (r *Reader) readBufferedBulk(args [][]byte) ([][]byte, bool) {
+	if r.authRequired {
+		return args, false
+	}
+	b, _ := r.br.Peek(r.br.Buffered()) // cannot fail: the bytes are buffered
+	if len(b) < 4 || b[0] != '$' {
+		return args, false
+	}
+	size, i := 0, 1
+	for ; i < len(b) && i < 11 && '0' <= b[i] && b[i] <= '9'; i++ {
+		size = size*10 + int(b[i]-'0')
+	}
+	total := i + 2 + size + 2 // "$<length>\r?" then the bytes and two more
+	if i == 1 || i == 11 || b[1] == '0' && i > 2 || total > len(b) || b[i] != '\r' ||
+		i > r.lim.MaxInline || int64(size) > r.lim.MaxBulk || r.n+int64(total) > r.lim.MaxQueryBuffer {
+		return args, false
+	}
+	// The bytes have arrived, so reserving them all keeps the bound.
+	for cap(r.buf)-len(r.buf) < size {
+		args = r.grow(args, size)
+	}
+	start := len(r.buf)
+	r.buf = append(r.buf, b[i+2:i+2+size]...)
+	r.br.Discard(total) // cannot fail: the bytes are buffered
+	r.n += int64(total)
+	end := len(r.buf)
+	return append(args, r.buf[start:end:end]), true
 }
 
 // bulkSize judges the count line "$<length>" of a bulk string.
@@ -327,104 +299,4 @@ func (r *Reader) skip(k int) error {
 	}
 	_, err := r.br.Discard(k)
 	return err
-}
-
-// readLine reads up to and including the next term byte and returns the
-// bytes before it, which stay valid until the next read. Like Redis, it
-// fails with tooBig once more than MaxInline bytes have come without the
-// terminator. Redis looks for the terminator with strchr, which stops at a
-// NUL byte: after a NUL it never finds one, and waits until more than
-// MaxInline bytes have come to fail with tooBig. readLine does the same.
-func (r *Reader) readLine(term byte, tooBig error) ([]byte, error) {
-	limit := r.lim.MaxInline
-	r.line = r.line[:0]
-	for {
-		chunk, err := r.br.ReadSlice(term)
-		body := chunk
-		if err == nil {
-			body = chunk[:len(chunk)-1]
-		}
-		if bytes.IndexByte(body, 0) >= 0 {
-			return nil, r.discardPoisoned(len(r.line)+len(chunk), tooBig)
-		}
-		if len(r.line)+len(body) > limit {
-			return nil, tooBig
-		}
-		if err := r.consume(int64(len(chunk))); err != nil {
-			return nil, err
-		}
-		switch err {
-		case nil:
-			if len(r.line) == 0 {
-				return body, nil
-			}
-			r.line = append(r.line, body...)
-			return r.line, nil
-		case bufio.ErrBufferFull:
-			r.line = append(r.line, chunk...)
-		default:
-			return nil, err
-		}
-	}
-}
-
-// discardPoisoned consumes the stream after a NUL byte until more than
-// MaxInline bytes have come since the start of the line, and returns
-// tooBig then, as Redis does.
-func (r *Reader) discardPoisoned(seen int, tooBig error) error {
-	limit := r.lim.MaxInline
-	for seen <= limit {
-		if r.br.Buffered() == 0 {
-			if _, err := r.br.Peek(1); err != nil {
-				return err
-			}
-		}
-		k := min(r.br.Buffered(), limit+1-seen)
-		r.br.Discard(k) // cannot fail: k bytes are buffered
-		seen += k
-	}
-	return tooBig
-}
-
-// parseInt parses a decimal integer as Redis's string2ll does: an optional
-// '-', no '+', no leading zeros, no spaces, at most 20 characters, within
-// int64.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) >= 21 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
 }
