@@ -20,9 +20,10 @@
 //   - Bounded memory. Every length a client declares is checked against
 //     Limits before it is used, and never paid for in advance: a bulk
 //     string declared as 500 MB grows the argument buffer as its bytes
-//     arrive, so a command never holds more than twice the bytes the
-//     client has actually sent for it plus 64 KiB, and a Reader keeps at
-//     most 64 KiB between commands once its connection is idle.
+//     arrive, so the buffer of a command never holds more than twice the
+//     bytes the client has actually sent for it plus 64 KiB, and the slice
+//     of arguments grows with the arguments received up to MaxArgs. A
+//     Reader keeps at most 64 KiB of buffer once its connection is idle.
 //   - No allocation in the steady state: ReadCommand reuses its argument
 //     buffer and the caller's slice of arguments; Writer formats numbers
 //     into a scratch array. Both are measured by allocation tests.

@@ -11,7 +11,8 @@ const (
 )
 
 // Limits bound what one command may declare and hold. A field that is zero
-// or negative takes its default.
+// or negative takes its default; MaxBulk and MaxQueryBuffer are capped at
+// 2^60 bytes, so that sums of lengths cannot overflow.
 type Limits struct {
 	_ struct{} // forces named fields, so that fields can be added
 
@@ -55,8 +56,12 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxQueryBuffer <= 0 {
 		l.MaxQueryBuffer = DefaultMaxQueryBuffer
 	}
+	l.MaxBulk = min(l.MaxBulk, maxByteLimit, math.MaxInt/2)
+	l.MaxQueryBuffer = min(l.MaxQueryBuffer, maxByteLimit)
 	return l
 }
+
+const maxByteLimit = 1 << 60
 
 // Redis's stricter limits for a client that has not authenticated yet
 // (networking.c, since CVE-2021-32675).

@@ -93,12 +93,14 @@ func (r *Reader) ReadCommand(dst [][]byte) ([][]byte, error) {
 
 // release drops a large argument buffer kept from the previous command
 // when the connection is about to wait for its next command, or when that
-// command used less than a quarter of it.
+// command used less than a quarter of it; and the buffer of long lines,
+// rarely needed, whenever the connection is about to wait.
 func (r *Reader) release() {
-	if c := cap(r.buf); c > retainBytes && (r.br.Buffered() == 0 || len(r.buf) < c/4) {
+	idle := r.br.Buffered() == 0
+	if c := cap(r.buf); c > retainBytes && (idle || len(r.buf) < c/4) {
 		r.buf = nil
 	}
-	if cap(r.line) > retainBytes {
+	if idle || cap(r.line) > retainBytes {
 		r.line = nil
 	}
 }

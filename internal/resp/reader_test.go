@@ -193,8 +193,9 @@ func TestLimitsDefaults(t *testing.T) {
 	if got != want {
 		t.Errorf("limits %+v, want %+v", got, want)
 	}
-	if got := (Limits{MaxArgs: 1 << 40}).withDefaults().MaxArgs; got != 1<<31-1 {
-		t.Errorf("MaxArgs capped at %d", got)
+	huge := Limits{MaxArgs: 1 << 40, MaxBulk: 1<<63 - 1, MaxQueryBuffer: 1<<63 - 1}.withDefaults()
+	if huge.MaxArgs != 1<<31-1 || huge.MaxBulk != 1<<60 || huge.MaxQueryBuffer != 1<<60 {
+		t.Errorf("caps: %+v", huge)
 	}
 }
 
