@@ -217,27 +217,35 @@ func blockedFPR(lambda float64, k int) float64 {
 	if lambda <= 0 {
 		return 0
 	}
-	// Beyond lambda + 15 sd the Poisson weights are < 1e-40. (Compared as a
-	// float: for huge lambda it does not fit in an int.)
-	top := lambda + 15*math.Sqrt(lambda) + 40
+	top := poissonTop(lambda)
 	if full := fullBlock(k); top >= float64(full) {
 		return overfilledFPR(lambda, k, full)
 	}
 	e := blockTable(k, int(top)+1)
 	sum := 0.0
+	forPoisson(lambda, len(e), func(i int, w float64) { sum += w * e[i] })
+	return math.Min(sum, 1)
+}
+
+// poissonTop is a load beyond which the Poisson(lambda) weights are below
+// 1e-40: lambda + 15 sd. (A float: for huge lambda it does not fit an int.)
+func poissonTop(lambda float64) float64 { return lambda + 15*math.Sqrt(lambda) + 40 }
+
+// forPoisson calls fn(i, Pois(i; lambda)) for i in [0, n), leaving out the
+// weights that underflow (e^-745) and stopping once they do past the mode.
+func forPoisson(lambda float64, n int, fn func(i int, w float64)) {
 	logL := math.Log(lambda)
-	for i := range e {
+	for i := range n {
 		lg, _ := math.Lgamma(float64(i) + 1)
 		w := float64(i)*logL - lambda - lg
 		if w < -745 {
 			if float64(i) > lambda {
-				break
+				return
 			}
 			continue
 		}
-		sum += math.Exp(w) * e[i]
+		fn(i, math.Exp(w))
 	}
-	return math.Min(sum, 1)
 }
 
 // fullBlock is a number of items beyond which a block is full for all
@@ -255,13 +263,7 @@ func fullBlock(k int) int {
 func overfilledFPR(lambda float64, k, full int) float64 {
 	e := blockTable(k, full)
 	deficit := 0.0
-	logL := math.Log(lambda)
-	for i := range e {
-		lg, _ := math.Lgamma(float64(i) + 1)
-		if w := float64(i)*logL - lambda - lg; w >= -745 {
-			deficit += math.Exp(w) * (1 - e[i])
-		}
-	}
+	forPoisson(lambda, len(e), func(i int, w float64) { deficit += w * (1 - e[i]) })
 	return math.Max(0, math.Min(1, 1-deficit))
 }
 
@@ -322,25 +324,16 @@ func blockTableMoments(k, n int) *blockMoments {
 // blockedFPR uses the overfilled bound (rates near 1, never a sizing
 // target).
 func blockedVar(lambda float64, k int) float64 {
-	top := lambda + 15*math.Sqrt(lambda) + 40
+	top := poissonTop(lambda)
 	if lambda <= 0 || top >= float64(fullBlock(k)) {
 		return 0
 	}
 	t := blockTableMoments(k, int(top)+1)
 	s1, s2 := 0.0, 0.0
-	logL := math.Log(lambda)
-	for i := range int(top) + 1 {
-		lg, _ := math.Lgamma(float64(i) + 1)
-		w := float64(i)*logL - lambda - lg
-		if w < -745 {
-			if float64(i) > lambda {
-				break
-			}
-			continue
-		}
-		s1 += math.Exp(w) * t.e1[i]
-		s2 += math.Exp(w) * t.e2[i]
-	}
+	forPoisson(lambda, int(top)+1, func(i int, w float64) {
+		s1 += w * t.e1[i]
+		s2 += w * t.e2[i]
+	})
 	return math.Max(0, s2-s1*s1)
 }
 
