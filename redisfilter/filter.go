@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,20 +94,15 @@ func (f *Filter) readMeta(ctx context.Context) (*Meta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisfilter: open %q: %w", f.name, err)
 	}
-	switch {
-	case m.KeyCheck != 0 && f.key == nil:
-		return nil, fmt.Errorf("redisfilter: open %q: %w", f.name, ErrKeyRequired)
-	case m.KeyCheck == 0 && f.key != nil:
-		return nil, fmt.Errorf("redisfilter: open %q: %w: the filter is not keyed", f.name, ErrWrongKey)
-	case m.KeyCheck != 0 && bloom.KeyCheck(*f.key) != m.KeyCheck:
-		return nil, fmt.Errorf("redisfilter: open %q: %w", f.name, ErrWrongKey)
+	if err := keyMismatch(f.key, m.KeyCheck); err != nil {
+		return nil, fmt.Errorf("redisfilter: open %q: %w", f.name, err)
 	}
 	return &m, nil
 }
 
 func isWrongType(err error) bool {
 	var re redis.Error
-	return errors.As(err, &re) && len(re.Error()) >= 9 && re.Error()[:9] == "WRONGTYPE"
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE")
 }
 
 // current returns the metadata, re-reading it when older than the refresh

@@ -100,14 +100,7 @@ func parseMeta(text string) (Meta, error) {
 		case "layout":
 			m.Sizing.Layout, err = bloom.ParseLayout(value)
 		case "hash":
-			switch value {
-			case bloom.HashXXH3.String():
-				m.Hash = bloom.HashXXH3
-			case bloom.HashSipHash.String():
-				m.Hash = bloom.HashSipHash
-			default:
-				err = fmt.Errorf("unknown hash %q", value)
-			}
+			m.Hash, err = parseHashID(value)
 		case "key-check":
 			var v uint64
 			v, err = strconv.ParseUint(value, 10, 32)
@@ -178,4 +171,28 @@ func (m *Meta) locate(o uint64) (int, uint64) {
 // shardLen is the length in bytes of shard i.
 func (m *Meta) shardLen(i int) uint64 {
 	return min(m.ShardBits, m.Sizing.Bits-uint64(i)*m.ShardBits) / 8
+}
+
+// parseHashID parses a hash identity as HashID.String writes it.
+func parseHashID(v string) (bloom.HashID, error) {
+	for _, h := range []bloom.HashID{bloom.HashXXH3, bloom.HashSipHash} {
+		if v == h.String() {
+			return h, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown hash %q", v)
+}
+
+// keyMismatch says why a client with key (nil: none) cannot use a filter
+// whose key check is check (0: unkeyed), or returns nil.
+func keyMismatch(key *[16]byte, check uint32) error {
+	switch {
+	case check != 0 && key == nil:
+		return ErrKeyRequired
+	case check == 0 && key != nil:
+		return fmt.Errorf("%w: the filter is not keyed", ErrWrongKey)
+	case check != 0 && bloom.KeyCheck(*key) != check:
+		return ErrWrongKey
+	}
+	return nil
 }

@@ -298,30 +298,6 @@ func (m *scalableMeta) parseSub(h map[string]string, i int) error {
 	return nil
 }
 
-// parseHashID parses a hash identity as HashID.String writes it.
-func parseHashID(v string) (bloom.HashID, error) {
-	for _, h := range []bloom.HashID{bloom.HashXXH3, bloom.HashSipHash} {
-		if v == h.String() {
-			return h, nil
-		}
-	}
-	return 0, errors.New("unknown hash")
-}
-
-// keyMismatch says why a client with key (nil: none) cannot use a filter
-// whose key check is check (0: unkeyed), or returns nil.
-func keyMismatch(key *[16]byte, check uint32) error {
-	switch {
-	case check != 0 && key == nil:
-		return ErrKeyRequired
-	case check == 0 && key != nil:
-		return fmt.Errorf("%w: the filter is not keyed", ErrWrongKey)
-	case check != 0 && bloom.KeyCheck(*key) != check:
-		return ErrWrongKey
-	}
-	return nil
-}
-
 // subPrefix returns the prefix of the sub-filter keys of filter name: the
 // keys must lie in name's cluster slot, so that one script may touch them
 // all. A name with a hash tag keeps it ("user{42}seen" → "user{42}seen:"

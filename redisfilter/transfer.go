@@ -40,8 +40,8 @@ func uploadShards(ctx context.Context, client redis.UniversalClient, m *Meta, sr
 		base := uint64(i) * m.ShardBits / 8
 		for off := uint64(0); off < m.shardLen(i); off += uint64(len(buf)) {
 			chunk := buf[:min(uint64(len(buf)), m.shardLen(i)-off)]
-			if _, err := src.ReadAt(chunk, int64(base+off)); err != nil && len(chunk) == 0 {
-				return err
+			if n, err := src.ReadAt(chunk, int64(base+off)); n < len(chunk) {
+				return fmt.Errorf("reading the filter at %d: %w", base+off, err)
 			}
 			if err := client.SetRange(ctx, key, int64(off), string(chunk)).Err(); err != nil {
 				return fmt.Errorf("shard %s at %d: %w", key, off, err)
