@@ -88,9 +88,11 @@ func (ks *keyspace) del(key string) bool {
 }
 
 // each calls fn for every unexpired key, shard by shard, holding one
-// shard's lock at a time (fn must not lock shards). Keys added or deleted
-// meanwhile may or may not be seen.
-func (ks *keyspace) each(fn func(key string, e *entry)) {
+// shard's lock at a time (fn must not lock shards), and deletes the
+// expired keys it passes. Keys added or deleted meanwhile may or may not
+// be seen. It returns how many expired keys it deleted.
+func (ks *keyspace) each(fn func(key string, e *entry)) int {
+	n := 0
 	now := ks.now().UnixMilli()
 	for i := range ks.shards {
 		s := &ks.shards[i]
@@ -98,12 +100,14 @@ func (ks *keyspace) each(fn func(key string, e *entry)) {
 		for k, e := range s.m {
 			if e.expireAt != 0 && e.expireAt <= now {
 				delete(s.m, k)
-				continue
+				n++
+			} else if fn != nil {
+				fn(k, e)
 			}
-			fn(k, e)
 		}
 		s.Unlock()
 	}
+	return n
 }
 
 // len is the number of keys, counting not yet collected expired ones.
@@ -128,21 +132,5 @@ func (ks *keyspace) flush() {
 	}
 }
 
-// sweep deletes expired keys (all locks taken one at a time) and returns
-// how many.
-func (ks *keyspace) sweep() int {
-	n := 0
-	now := ks.now().UnixMilli()
-	for i := range ks.shards {
-		s := &ks.shards[i]
-		s.Lock()
-		for k, e := range s.m {
-			if e.expireAt != 0 && e.expireAt <= now {
-				delete(s.m, k)
-				n++
-			}
-		}
-		s.Unlock()
-	}
-	return n
-}
+// sweep deletes expired keys and returns how many.
+func (ks *keyspace) sweep() int { return ks.each(nil) }
