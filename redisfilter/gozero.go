@@ -112,13 +112,7 @@ func (f *GoZeroFilter) ExistsMany(ctx context.Context, items [][]byte) ([]bool, 
 
 // Expire sets the key's time to live; ttl ≤ 0 removes it (PERSIST).
 func (f *GoZeroFilter) Expire(ctx context.Context, ttl time.Duration) error {
-	var err error
-	if ttl > 0 {
-		err = f.client.PExpire(ctx, f.key, ttl).Err()
-	} else {
-		err = f.client.Persist(ctx, f.key).Err()
-	}
-	if err != nil {
+	if err := expireKeys(ctx, f.client, []string{f.key}, ttl); err != nil {
 		return fmt.Errorf("redisfilter: expire %q: %w", f.key, err)
 	}
 	return nil

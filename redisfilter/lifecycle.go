@@ -14,18 +14,7 @@ import (
 func (f *Filter) Expire(ctx context.Context, ttl time.Duration) error {
 	m := f.current(ctx)
 	keys := append(append([]string(nil), m.Shards...), f.name)
-	var err error
-	if ttl > 0 {
-		err = expireKeys(ctx, f.client, keys, ttl)
-	} else {
-		_, err = f.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, k := range keys {
-				p.Persist(ctx, k)
-			}
-			return nil
-		})
-	}
-	if err != nil {
+	if err := expireKeys(ctx, f.client, keys, ttl); err != nil {
 		return fmt.Errorf("redisfilter: expire %q: %w", f.name, err)
 	}
 	return nil

@@ -110,11 +110,16 @@ func (f *Filter) rotate(ctx context.Context, build func(next *Filter) error) err
 	return nil
 }
 
-// expireKeys sets ttl on each key, one pipelined PEXPIRE each.
+// expireKeys sets ttl on each key, one pipelined PEXPIRE each (PERSIST
+// when ttl ≤ 0).
 func expireKeys(ctx context.Context, client redis.UniversalClient, keys []string, ttl time.Duration) error {
 	_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range keys {
-			p.PExpire(ctx, k, ttl)
+			if ttl > 0 {
+				p.PExpire(ctx, k, ttl)
+			} else {
+				p.Persist(ctx, k)
+			}
 		}
 		return nil
 	})
