@@ -2,7 +2,6 @@ package bloom
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 )
 
@@ -63,58 +62,16 @@ func FuzzUnmarshalCounting(f *testing.F) {
 }
 
 func checkDecodeCounting(t *testing.T, data []byte) {
-	for _, mode := range countingVariants {
-		opts := []Option{WithMaxBytes(fuzzMaxBytes)}
-		if mode.keyed {
-			opts = append(opts, WithKey(fuzzKey))
-		}
-		if mode.concurrent {
-			opts = append(opts, WithConcurrent())
-		}
-		r := bytes.NewReader(data)
-		g, err := LoadCounting(r, opts...)
-		_, errStream := LoadCounting(streamOnly{bytes.NewReader(data)}, opts...)
-		if (err == nil) != (errStream == nil) {
-			t.Fatalf("LoadCounting from bytes.Reader: %v; from a stream: %v", err, errStream)
-		}
-		recv, rerr := newCounting(10, 0.1, 64, 3, newConfig(opts))
-		if rerr != nil {
-			t.Fatal(rerr)
-		}
-		uerr := recv.UnmarshalBinary(data)
-		if err != nil {
-			if !isSentinel(err) || !isSentinel(errStream) || (uerr != nil && !isSentinel(uerr)) {
-				t.Fatalf("error without a sentinel: %v / %v / %v", err, errStream, uerr)
+	checkDecoding(t, data, LoadCounting,
+		func(opts []Option) (*Counting, error) { return newCounting(10, 0.1, 64, 3, newConfig(opts)) },
+		func(t *testing.T, g *Counting) {
+			g.TestString("probe")
+			g.AddString("fuzz")
+			if !g.TestString("fuzz") || g.CountString("fuzz") == 0 {
+				t.Fatal("decoded filter lost an item just added")
 			}
-			if uerr == nil && !errors.Is(err, ErrTooLarge) {
-				t.Fatalf("UnmarshalBinary succeeded where LoadCounting failed: %v", err)
+			if !g.RemoveString("fuzz") {
+				t.Fatal("decoded filter: Remove of an item just added reported absent")
 			}
-			continue
-		}
-		if g.Concurrent() != mode.concurrent || g.Keyed() != mode.keyed {
-			t.Fatalf("decoded filter: concurrent=%v keyed=%v, want %v %v", g.Concurrent(), g.Keyed(), mode.concurrent, mode.keyed)
-		}
-		consumed := len(data) - r.Len()
-		again, merr := g.MarshalBinary()
-		if merr != nil {
-			t.Fatal(merr)
-		}
-		if !bytes.Equal(again, data[:consumed]) {
-			t.Fatalf("re-encoding differs from the %d bytes decoded:\n in  %x\n out %x", consumed, data[:consumed], again)
-		}
-		if (uerr == nil) != (consumed == len(data)) {
-			t.Fatalf("UnmarshalBinary: %v, with %d bytes after the encoding", uerr, len(data)-consumed)
-		}
-		if uerr == nil && recv.Counters() != g.Counters() {
-			t.Fatalf("UnmarshalBinary and LoadCounting disagree: %d vs %d counters", recv.Counters(), g.Counters())
-		}
-		g.TestString("probe")
-		g.AddString("fuzz")
-		if !g.TestString("fuzz") || g.CountString("fuzz") == 0 {
-			t.Fatal("decoded filter lost an item just added")
-		}
-		if !g.RemoveString("fuzz") {
-			t.Fatal("decoded filter: Remove of an item just added reported absent")
-		}
-	}
+		})
 }
