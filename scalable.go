@@ -49,6 +49,8 @@ type Scalable struct {
 	r     float64 // tightening ratio
 	f     float64 // first share of the error budget
 	cfg   config  // layout, key, size limit for every sub-filter
+
+	grow atomic.Pointer[func(extra uint64) error] // SetGrowHook's fn, or nil
 }
 
 // ScalableOptions configures NewScalable. Zero fields take their defaults.
@@ -163,7 +165,27 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 	if total := s.Bytes() + sz.Bytes(); total > s.cfg.maxBytes {
 		return nil, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.cfg.maxBytes)
 	}
+	if fn := s.grow.Load(); fn != nil {
+		if err := (*fn)(sz.Bytes()); err != nil {
+			return nil, err
+		}
+	}
 	return newFilter(sz, s.cfg)
+}
+
+// SetGrowHook makes every later growth first call fn with the bytes of
+// the sub-filter about to be added (after the WithMaxBytes check, before
+// allocating it), with the filter's add lock held; nil removes the hook.
+// If fn returns an error, the Add fails with exactly that error and the
+// filter is unchanged. fn may charge a budget shared by many filters; it
+// must not call back into s. It is safe to call while Adds run; Clone
+// does not copy the hook.
+func (s *Scalable) SetGrowHook(fn func(extra uint64) error) {
+	if fn == nil {
+		s.grow.Store(nil)
+		return
+	}
+	s.grow.Store(&fn)
 }
 
 func (s *Scalable) filters() []*Filter {

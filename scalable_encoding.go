@@ -39,18 +39,7 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fs := s.filters()
-	h := header{kind: kindScalable, layout: uint8(s.cfg.layout), hash: uint8(fs[0].HashID()),
-		m: uint64(len(fs)), n: s.n0, p: s.p, count: s.Count()}
-	if fs[0].keyed {
-		h.flags, h.keyCheck = flagKeyed, keyCheck(fs[0].k0, fs[0].k1)
-	}
-	prm := make([]byte, scalableParams)
-	le := binary.LittleEndian
-	le.PutUint64(prm[0:], s.s)
-	le.PutUint64(prm[8:], math.Float64bits(s.r))
-	le.PutUint64(prm[16:], math.Float64bits(s.f))
-	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
-	n, err := w.Write(append(h.marshal(), prm...))
+	n, err := w.Write(s.head(fs))
 	total := int64(n)
 	if err != nil {
 		return total, fmt.Errorf("bloom: write scalable header: %w", err)
@@ -63,6 +52,23 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// head returns the kind-2 header and the parameter block of the chain fs,
+// 128 bytes. The caller holds s.mu.
+func (s *Scalable) head(fs []*Filter) []byte {
+	h := header{kind: kindScalable, layout: uint8(s.cfg.layout), hash: uint8(fs[0].HashID()),
+		m: uint64(len(fs)), n: s.n0, p: s.p, count: s.Count()}
+	if fs[0].keyed {
+		h.flags, h.keyCheck = flagKeyed, keyCheck(fs[0].k0, fs[0].k1)
+	}
+	prm := make([]byte, scalableParams)
+	le := binary.LittleEndian
+	le.PutUint64(prm[0:], s.s)
+	le.PutUint64(prm[8:], math.Float64bits(s.r))
+	le.PutUint64(prm[16:], math.Float64bits(s.f))
+	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
+	return append(h.marshal(), prm...)
 }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
@@ -106,42 +112,9 @@ func LoadScalable(r io.Reader, opts ...Option) (*Scalable, error) {
 }
 
 func decodeScalable(r io.Reader, c config) (*Scalable, error) {
-	h, _, err := readHeader(r, kindScalable)
+	s, h, err := readScalableHead(r, c)
 	if err != nil {
 		return nil, err
-	}
-	var prm [scalableParams]byte
-	if _, err := io.ReadFull(r, prm[:]); err != nil {
-		return nil, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, noEOF(err))
-	}
-	le := binary.LittleEndian
-	if got, want := crc32.Checksum(prm[:60], castagnoli), le.Uint32(prm[60:]); got != want {
-		return nil, fmt.Errorf("%w: scalable parameters CRC %08x, stored %08x", ErrChecksum, got, want)
-	}
-	if !allZero(prm[24:60]) || h.k != 0 {
-		return nil, fmt.Errorf("%w: reserved scalable fields are set", ErrFormat)
-	}
-	if err := checkHash(h, c); err != nil {
-		return nil, err
-	}
-	if h.m == 0 || h.m > MaxSubFilters {
-		return nil, fmt.Errorf("%w: %d sub-filters (1 to %d allowed)", ErrFormat, h.m, MaxSubFilters)
-	}
-	if l := Layout(h.layout); l != Blocked && l != Classic {
-		return nil, fmt.Errorf("%w: layout %d", ErrFormat, h.layout)
-	}
-	so := ScalableOptions{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
-		Tightening: math.Float64frombits(le.Uint64(prm[8:])), FirstShare: math.Float64frombits(le.Uint64(prm[16:]))}
-	if !(so.Tightening > 0 && so.Tightening < 1 && so.FirstShare > 0 && so.FirstShare < 1) {
-		return nil, fmt.Errorf("%w: tightening %v, first share %v", ErrFormat, so.Tightening, so.FirstShare)
-	}
-	if so.NonScaling && h.m != 1 {
-		return nil, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
-	}
-	s := &Scalable{n0: h.n, p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: c}
-	s.cfg.layout = Layout(h.layout)
-	if err := checkNP(h.n, h.p); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	var fs []*Filter
 	var size, count uint64
@@ -152,27 +125,90 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		capacity, p := s.subSizing(i)
-		switch {
-		case f.layout != s.cfg.layout:
-			err = fmt.Errorf("layout %s in a %s chain", f.layout, s.cfg.layout)
-		case f.n != capacity || f.p != p:
-			err = fmt.Errorf("capacity %d at rate %g, the chain's rules give %d at %g", f.n, f.p, capacity, p)
-		case f.Inserted() > capacity || (i < int(h.m)-1 && f.Inserted() != capacity):
-			err = fmt.Errorf("%d items for capacity %d", f.Inserted(), capacity)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
+		if err := s.checkSub(i, int(h.m), f.Sizing(), f.Inserted()); err != nil {
+			return nil, err
 		}
 		fs = append(fs, f)
 		size += f.Bytes()
 		count += f.Inserted()
 	}
-	if count != h.count {
-		return nil, fmt.Errorf("%w: %d items in the header, %d in the sub-filters", ErrFormat, h.count, count)
+	if err := checkCount(h, count); err != nil {
+		return nil, err
 	}
 	s.chain.Store(&fs)
 	return s, nil
+}
+
+// readScalableHead reads and checks the kind-2 header and the parameter
+// block, and returns the filter they describe, with no sub-filters yet
+// (its cfg is c with the encoded layout), and the header.
+func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
+	h, _, err := readHeader(r, kindScalable)
+	if err != nil {
+		return nil, h, err
+	}
+	var prm [scalableParams]byte
+	if _, err := io.ReadFull(r, prm[:]); err != nil {
+		return nil, h, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, noEOF(err))
+	}
+	le := binary.LittleEndian
+	if got, want := crc32.Checksum(prm[:60], castagnoli), le.Uint32(prm[60:]); got != want {
+		return nil, h, fmt.Errorf("%w: scalable parameters CRC %08x, stored %08x", ErrChecksum, got, want)
+	}
+	if !allZero(prm[24:60]) || h.k != 0 {
+		return nil, h, fmt.Errorf("%w: reserved scalable fields are set", ErrFormat)
+	}
+	if err := checkHash(h, c); err != nil {
+		return nil, h, err
+	}
+	if h.m == 0 || h.m > MaxSubFilters {
+		return nil, h, fmt.Errorf("%w: %d sub-filters (1 to %d allowed)", ErrFormat, h.m, MaxSubFilters)
+	}
+	if l := Layout(h.layout); l != Blocked && l != Classic {
+		return nil, h, fmt.Errorf("%w: layout %d", ErrFormat, h.layout)
+	}
+	so := ScalableOptions{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
+		Tightening: math.Float64frombits(le.Uint64(prm[8:])), FirstShare: math.Float64frombits(le.Uint64(prm[16:]))}
+	if !(so.Tightening > 0 && so.Tightening < 1 && so.FirstShare > 0 && so.FirstShare < 1) {
+		return nil, h, fmt.Errorf("%w: tightening %v, first share %v", ErrFormat, so.Tightening, so.FirstShare)
+	}
+	if so.NonScaling && h.m != 1 {
+		return nil, h, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
+	}
+	s := &Scalable{n0: h.n, p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: c}
+	s.cfg.layout = Layout(h.layout)
+	if err := checkNP(h.n, h.p); err != nil {
+		return nil, h, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	return s, h, nil
+}
+
+// checkSub checks sub-filter i of a chain of m, with geometry sz and
+// count items, against the chain's rules: its layout, capacity and rate,
+// and every sub-filter but the last holding exactly its capacity.
+func (s *Scalable) checkSub(i, m int, sz Sizing, count uint64) error {
+	capacity, p := s.subSizing(i)
+	var err error
+	switch {
+	case sz.Layout != s.cfg.layout:
+		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, s.cfg.layout)
+	case sz.N != capacity || sz.P != p:
+		err = fmt.Errorf("capacity %d at rate %g, the chain's rules give %d at %g", sz.N, sz.P, capacity, p)
+	case count > capacity || (i < m-1 && count != capacity):
+		err = fmt.Errorf("%d items for capacity %d", count, capacity)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
+	}
+	return nil
+}
+
+// checkCount checks the header's count against the sub-filters' sum.
+func checkCount(h header, count uint64) error {
+	if count != h.count {
+		return fmt.Errorf("%w: %d items in the header, %d in the sub-filters", ErrFormat, h.count, count)
+	}
+	return nil
 }
 
 func allZero(b []byte) bool {
