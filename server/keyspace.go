@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bloomery/bloom"
@@ -30,6 +31,17 @@ type keyspace struct {
 		m map[string]*entry
 	}
 	now func() time.Time
+
+	// dropped, when set, is called (under the shard's lock) for every
+	// entry that leaves the keyspace: deleted, replaced, expired or
+	// flushed. The memory backend keeps its byte count with it.
+	dropped func(e *entry)
+	// modifying, when set, is called (under the shard's lock) before a
+	// filter is changed in place; a snapshot in progress keeps a copy of
+	// the filter as it was.
+	modifying func(key string, e *entry)
+
+	expired atomic.Int64 // keys deleted because they expired
 }
 
 func newKeyspace() *keyspace {
@@ -69,21 +81,46 @@ func (ks *keyspace) get(key string) *entry {
 	e := m[key]
 	if e != nil && e.expireAt != 0 && e.expireAt <= ks.now().UnixMilli() {
 		delete(m, key)
+		ks.drop(e)
+		ks.expired.Add(1)
 		return nil
 	}
 	return e
 }
 
-// set stores e under key (the caller holds key's shard lock).
-func (ks *keyspace) set(key string, e *entry) { ks.shards[ks.shardOf(key)].m[key] = e }
+// set stores e under key, replacing what was there (the caller holds
+// key's shard lock).
+func (ks *keyspace) set(key string, e *entry) {
+	m := ks.shards[ks.shardOf(key)].m
+	if old := m[key]; old != nil && old != e {
+		ks.drop(old)
+	}
+	m[key] = e
+}
+
+// drop reports e leaving the keyspace.
+func (ks *keyspace) drop(e *entry) {
+	if ks.dropped != nil {
+		ks.dropped(e)
+	}
+}
+
+// modify is called before key's filter is changed in place.
+func (ks *keyspace) modify(key string, e *entry) {
+	if ks.modifying != nil {
+		ks.modifying(key, e)
+	}
+}
 
 // del deletes key and reports whether it existed (unexpired). The caller
 // holds key's shard lock.
 func (ks *keyspace) del(key string) bool {
-	if ks.get(key) == nil {
+	e := ks.get(key)
+	if e == nil {
 		return false
 	}
 	delete(ks.shards[ks.shardOf(key)].m, key)
+	ks.drop(e)
 	return true
 }
 
@@ -100,6 +137,8 @@ func (ks *keyspace) each(fn func(key string, e *entry)) int {
 		for k, e := range s.m {
 			if e.expireAt != 0 && e.expireAt <= now {
 				delete(s.m, k)
+				ks.drop(e)
+				ks.expired.Add(1)
 				n++
 			} else if fn != nil {
 				fn(k, e)
@@ -108,6 +147,29 @@ func (ks *keyspace) each(fn func(key string, e *entry)) int {
 		s.Unlock()
 	}
 	return n
+}
+
+// scan returns the keys of shards cursor, cursor+1, … that pass keep,
+// stopping after the shard in which it has count keys, and the next
+// cursor (0 after the last shard). Keys present for a whole SCAN are
+// returned at least once; others may or may not be.
+func (ks *keyspace) scan(cursor uint64, count int, keep func(string) bool) (uint64, []string) {
+	var keys []string
+	now := ks.now().UnixMilli()
+	for i := cursor; i < keyShards; i++ {
+		s := &ks.shards[i]
+		s.Lock()
+		for k, e := range s.m {
+			if (e.expireAt == 0 || e.expireAt > now) && keep(k) {
+				keys = append(keys, k)
+			}
+		}
+		s.Unlock()
+		if len(keys) >= count && i+1 < keyShards {
+			return i + 1, keys
+		}
+	}
+	return 0, keys
 }
 
 // len is the number of keys, counting not yet collected expired ones.
@@ -122,13 +184,27 @@ func (ks *keyspace) len() int {
 	return n
 }
 
-// flush deletes every key.
+// lockAll locks every shard (a consistent cut of the keyspace) and
+// returns the unlock function.
+func (ks *keyspace) lockAll() func() {
+	for i := range ks.shards {
+		ks.shards[i].Lock()
+	}
+	return func() {
+		for i := range ks.shards {
+			ks.shards[i].Unlock()
+		}
+	}
+}
+
+// flush deletes every key; the caller holds every shard (lockAll).
 func (ks *keyspace) flush() {
 	for i := range ks.shards {
 		s := &ks.shards[i]
-		s.Lock()
+		for _, e := range s.m {
+			ks.drop(e)
+		}
 		clear(s.m)
-		s.Unlock()
 	}
 }
 

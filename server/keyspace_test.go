@@ -54,7 +54,9 @@ func TestKeyspaceExpiry(t *testing.T) {
 		t.Fatal("del")
 	}
 	unlock()
+	unlockAll := ks.lockAll()
 	ks.flush()
+	unlockAll()
 	if ks.len() != 0 {
 		t.Fatal("flush")
 	}

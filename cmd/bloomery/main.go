@@ -9,6 +9,8 @@
 //
 //	calc    print the size, hash count and expected false-positive rates
 //	        of a filter for n items at rate p, for each layout
+//	serve   run the RedisBloom-compatible server (BF.* over the Redis
+//	        protocol), durable on local disk or in front of Redis
 //
 // Run "bloomery <command> --help" for a command's flags and examples.
 //
@@ -100,6 +102,7 @@ Exit status: 0 on success, 1 when a command fails, 2 for usage errors.`,
 	})
 	root.AddCommand(
 		newCalcCmd(),
+		newServeCmd(),
 	)
 	return root
 }

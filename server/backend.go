@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/bloomery/bloom"
+)
+
+// createOpts are the parameters of a new filter (BF.RESERVE, or BF.ADD,
+// BF.MADD and BF.INSERT on a missing key).
+type createOpts struct {
+	rate       float64
+	capacity   uint64
+	expansion  uint64 // 0 with nonScaling
+	nonScaling bool
+}
+
+// RedisBloom's defaults for filters made on demand.
+var defaultCreate = createOpts{rate: 0.01, capacity: 100, expansion: 2}
+
+// options are the bloom.ScalableOptions of a filter made with o: always
+// RedisBloom's split, so BF.INFO's counters are RedisBloom's.
+func (o createOpts) options() bloom.ScalableOptions {
+	return bloom.ScalableOptions{Expansion: o.expansion, NonScaling: o.nonScaling, RedisBloom: true}
+}
+
+// A replyError is an error whose text is the reply a client gets, exactly
+// (RedisBloom's and Redis's strings; some have no "ERR" prefix).
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// Errors the backends return; their text is the wire reply.
+const (
+	errNotFound     replyError = "ERR not found"
+	errItemExists   replyError = "ERR item exists"
+	errWrongType    replyError = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errFull         replyError = "ERR non scaling filter is full"
+	errNoMemory     replyError = "ERR Insufficient memory to create filter"
+	errNoSuchKey    replyError = "ERR no such key"
+	errInvalidIter  replyError = "ERR invalid iterator"
+	errBadChunk     replyError = "ERR received bad data"
+	errSaveRunning  replyError = "ERR Background save already in progress"
+	errNotSupported replyError = "ERR not supported by this backend"
+)
+
+// wireError is the reply for err: its own text for a replyError, else
+// "ERR " and the text (a backend failure such as a lost Redis connection).
+func wireError(err error) string {
+	var re replyError
+	if errors.As(err, &re) {
+		return string(re)
+	}
+	return "ERR " + err.Error()
+}
+
+// expireCond is the NX/XX/GT/LT condition of EXPIRE and its family.
+type expireCond uint8
+
+const (
+	expireAlways expireCond = iota
+	expireNX                // only when the key has no expiry
+	expireXX                // only when it has one
+	expireGT                // only when the new time is later
+	expireLT                // only when the new time is earlier (no expiry counts as infinite)
+)
+
+// backend is where the filters live: the embedded store (memstore) or a
+// Redis deployment (redisstore). Commands parse and check their
+// arguments, call one method, and write its result; every method is safe
+// for concurrent use, and each one is atomic with respect to the others on
+// the same keys.
+type backend interface {
+	// Reserve creates key with o; errItemExists if it exists.
+	Reserve(ctx context.Context, key string, o createOpts) error
+	// Add inserts items into key's filter, first creating it with *create
+	// when missing (create nil: errNotFound). It sets added[i] for each
+	// item it processed and returns their number; when it stops before
+	// the end, err (errFull, errNoMemory) is the answer for item n.
+	Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (n int, err error)
+	// Exists sets found[i] for each item; a missing key (or one of another
+	// type) finds nothing.
+	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
+	// Info describes key's filter (errNotFound when missing).
+	Info(ctx context.Context, key string) (bloom.ScalableInfo, error)
+	// Card is the number of items inserted, 0 for a missing key.
+	Card(ctx context.Context, key string) (uint64, error)
+	// ScanDump returns the chunk of key's dump at iter and the next iter
+	// (0 after the last chunk).
+	ScanDump(ctx context.Context, key string, iter int64) (next int64, chunk []byte, err error)
+	// LoadChunk restores one chunk of a dump made by ScanDump.
+	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
+
+	// The keyspace.
+	CountExisting(ctx context.Context, keys []string) (int, error)
+	Delete(ctx context.Context, keys []string) (int, error)
+	Type(ctx context.Context, key string) (string, error) // "none" when missing
+	Rename(ctx context.Context, from, to string) error    // errNoSuchKey
+	// PExpireAt sets key's expiry to at (Unix ms; at ≤ now deletes the
+	// key) if cond allows, and reports whether it did.
+	PExpireAt(ctx context.Context, key string, at int64, cond expireCond) (bool, error)
+	// PTTL is Redis's PTTL: -2 missing, -1 no expiry, else milliseconds.
+	PTTL(ctx context.Context, key string) (int64, error)
+	// ExpireTime is the expiry in Unix ms, -1 none, -2 missing.
+	ExpireTime(ctx context.Context, key string) (int64, error)
+	Persist(ctx context.Context, key string) (bool, error)
+	// Scan returns keys matching pattern ("" = all) from cursor on, about
+	// count of them, and the next cursor (0 at the end).
+	Scan(ctx context.Context, cursor uint64, pattern string, count int) (uint64, []string, error)
+	DBSize(ctx context.Context) (int64, error)
+	Flush(ctx context.Context) error
+
+	// Persistence (SAVE, BGSAVE, LASTSAVE); backends without their own
+	// durability answer errNotSupported or report nothing.
+	Save(ctx context.Context) error
+	BGSave(ctx context.Context) error
+	LastSave() time.Time
+
+	// Stats for INFO and metrics.
+	Stats() backendStats
+	// WaitDurable blocks until every change made so far is as durable as
+	// the fsync policy promises before a reply (appendfsync always).
+	WaitDurable() error
+	Close() error
+}
+
+// backendStats are the figures INFO and the metrics report.
+type backendStats struct {
+	Keys        int64
+	Expires     int64
+	FilterBytes uint64 // bytes of all filters' bit arrays
+	Persistence []infoField
+}
+
+// infoField is one "name:value" line of INFO.
+type infoField struct{ name, value string }

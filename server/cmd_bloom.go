@@ -1,0 +1,238 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/bloomery/bloom"
+)
+
+// The BF.* commands, with RedisBloom's replies (DESIGN.md §7).
+
+func bloomCommands() []*command {
+	k1 := [3]int{1, 1, 1}
+	return []*command{
+		{name: "bf.reserve", arity: -4, flags: flagWrite, keys: k1, run: cmdReserve},
+		{name: "bf.add", arity: 3, flags: flagWrite | flagFast, keys: k1, run: cmdAdd},
+		{name: "bf.madd", arity: -3, flags: flagWrite | flagFast, keys: k1, run: cmdMAdd},
+		{name: "bf.insert", arity: -4, flags: flagWrite, keys: k1, run: cmdInsert},
+		{name: "bf.exists", arity: 3, flags: flagReadonly | flagFast, keys: k1, run: cmdExists},
+		{name: "bf.mexists", arity: -3, flags: flagReadonly | flagFast, keys: k1, run: cmdMExists},
+		{name: "bf.info", arity: -2, flags: flagReadonly | flagFast, keys: k1, run: cmdInfo},
+		{name: "bf.card", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdCard},
+		{name: "bf.scandump", arity: 3, flags: flagReadonly, keys: k1, run: cmdScanDump},
+		{name: "bf.loadchunk", arity: 4, flags: flagWrite, keys: k1, run: cmdLoadChunk},
+	}
+}
+
+func cmdReserve(c *conn, args [][]byte) {
+	if len(args) > 7 {
+		c.error("ERR wrong number of arguments for 'bf.reserve' command")
+		return
+	}
+	o, msg := parseReserve(args)
+	if msg != "" {
+		c.error(msg)
+		return
+	}
+	if err := c.srv.store.Reserve(c.ctx, string(args[1]), o); err != nil {
+		c.fail(err)
+		return
+	}
+	c.ok()
+}
+
+func cmdAdd(c *conn, args [][]byte) {
+	added := c.boolsFor(1)
+	create := defaultCreate
+	if _, err := c.srv.store.Add(c.ctx, string(args[1]), args[2:3], &create, added); err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.Bool(added[0])
+}
+
+func cmdMAdd(c *conn, args [][]byte) {
+	create := defaultCreate
+	c.addMany(string(args[1]), args[2:], &create)
+}
+
+func cmdInsert(c *conn, args [][]byte) {
+	req, msg := parseInsert(args)
+	switch msg {
+	case "":
+	case errArity:
+		c.error("ERR wrong number of arguments for 'bf.insert' command")
+		return
+	default:
+		c.error(msg)
+		return
+	}
+	create := &req.create
+	if req.noCreate {
+		create = nil
+	}
+	c.addMany(string(args[1]), req.items, create)
+}
+
+// addMany adds items and writes RedisBloom's array: one 1/0 per item
+// processed, then the error that stopped it (a full non-scaling filter),
+// if any. An error before the first item (a missing key with NOCREATE)
+// is the whole reply.
+func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
+	added := c.boolsFor(len(items))
+	n, err := c.srv.store.Add(c.ctx, key, items, create, added)
+	if err != nil && n == 0 && !isItemError(err) {
+		c.fail(err)
+		return
+	}
+	if err != nil {
+		c.w.ArrayHeader(n + 1)
+	} else {
+		c.w.ArrayHeader(n)
+	}
+	for _, a := range added[:n] {
+		c.w.Bool(a)
+	}
+	if err != nil {
+		c.fail(err)
+	}
+}
+
+// isItemError reports whether err belongs to one item of a batch (and so
+// goes inside the reply array).
+func isItemError(err error) bool { return err == errFull || err == errNoMemory }
+
+func cmdExists(c *conn, args [][]byte) {
+	found := c.boolsFor(1)
+	if err := c.srv.store.Exists(c.ctx, string(args[1]), args[2:3], found); err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.Bool(found[0])
+}
+
+func cmdMExists(c *conn, args [][]byte) {
+	found := c.boolsFor(len(args) - 2)
+	if err := c.srv.store.Exists(c.ctx, string(args[1]), args[2:], found); err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.ArrayHeader(len(found))
+	for _, f := range found {
+		c.w.Bool(f)
+	}
+}
+
+// infoFields are BF.INFO's fields: the argument that selects one, and its
+// name in the full reply.
+var infoFields = []struct{ arg, name string }{
+	{"CAPACITY", "Capacity"},
+	{"SIZE", "Size"},
+	{"FILTERS", "Number of filters"},
+	{"ITEMS", "Number of items inserted"},
+	{"EXPANSION", "Expansion rate"},
+}
+
+func cmdInfo(c *conn, args [][]byte) {
+	if len(args) > 3 {
+		c.error("ERR wrong number of arguments for 'bf.info' command")
+		return
+	}
+	in, err := c.srv.store.Info(c.ctx, string(args[1]))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if len(args) == 2 {
+		if c.w.Protocol() == 3 {
+			c.w.MapHeader(len(infoFields))
+		} else {
+			c.w.ArrayHeader(2 * len(infoFields))
+		}
+		for i, f := range infoFields {
+			c.w.SimpleString(f.name)
+			writeInfoValue(c, in, i)
+		}
+		return
+	}
+	for i, f := range infoFields {
+		if strings.EqualFold(string(args[2]), f.arg) {
+			if c.w.Protocol() == 3 {
+				c.w.MapHeader(1)
+				c.w.SimpleString(f.name)
+			} else {
+				c.w.ArrayHeader(1)
+			}
+			writeInfoValue(c, in, i)
+			return
+		}
+	}
+	c.error("Invalid information value")
+}
+
+// writeInfoValue writes field i of infoFields.
+func writeInfoValue(c *conn, in bloom.ScalableInfo, i int) {
+	switch i {
+	case 0:
+		c.w.Integer(int64(in.Capacity))
+	case 1:
+		c.w.Integer(int64(in.Bytes))
+	case 2:
+		c.w.Integer(int64(in.Filters))
+	case 3:
+		c.w.Integer(int64(in.Items))
+	default:
+		if in.NonScaling {
+			c.w.Null()
+		} else {
+			c.w.Integer(int64(in.Expansion))
+		}
+	}
+}
+
+func cmdCard(c *conn, args [][]byte) {
+	n, err := c.srv.store.Card(c.ctx, string(args[1]))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.Integer(int64(n))
+}
+
+func cmdScanDump(c *conn, args [][]byte) {
+	key := string(args[1])
+	iter, ok := parseInt(args[2])
+	if !ok {
+		// RedisBloom looks the key up first.
+		if _, err := c.srv.store.Info(c.ctx, key); err != nil {
+			c.fail(err)
+			return
+		}
+		c.error("Second argument must be numeric")
+		return
+	}
+	next, chunk, err := c.srv.store.ScanDump(c.ctx, key, iter)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.ArrayHeader(2)
+	c.w.Integer(next)
+	if chunk == nil {
+		chunk = []byte{}
+	}
+	c.w.Bulk(chunk)
+}
+
+func cmdLoadChunk(c *conn, args [][]byte) {
+	iter, ok := parseInt(args[2])
+	if !ok {
+		c.error("ERR Second argument must be numeric")
+		return
+	}
+	if err := c.srv.store.LoadChunk(c.ctx, string(args[1]), iter, args[3]); err != nil {
+		c.fail(err)
+		return
+	}
+	c.ok()
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Server commands: INFO, SAVE, BGSAVE, LASTSAVE, SHUTDOWN, CONFIG.
+
+// redisVersion is the Redis version the server reports (HELLO, INFO):
+// the protocol and command semantics it follows.
+const redisVersion = "7.0.0"
+
+// Version is Bloomery's own version, in INFO as bloomery_version.
+const Version = "0.5.0"
+
+func serverCommands() []*command {
+	return []*command{
+		{name: "info", arity: -1, flags: flagLoading, run: cmdInfoServer},
+		{name: "save", arity: 1, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.result(c.srv.store.Save(c.ctx)) }},
+		{name: "bgsave", arity: -1, flags: flagAdmin, run: cmdBGSave},
+		{name: "lastsave", arity: 1, flags: flagFast | flagLoading, run: func(c *conn, _ [][]byte) { c.w.Integer(c.srv.store.LastSave().Unix()) }},
+		{name: "shutdown", arity: -1, flags: flagAdmin | flagLoading, run: cmdShutdown},
+		{name: "config", arity: -2, subs: subcommands("CONFIG",
+			&command{name: "get", arity: -3, flags: flagAdmin | flagLoading, run: cmdConfigGet},
+			&command{name: "set", arity: -4, flags: flagAdmin, run: func(c *conn, _ [][]byte) {
+				c.error("ERR CONFIG SET is not supported: restart bloomery serve with the new flags")
+			}},
+			&command{name: "resetstat", arity: 2, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.srv.stats.reset(); c.ok() }},
+		)},
+	}
+}
+
+// result writes +OK or err's reply.
+func (c *conn) result(err error) {
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.ok()
+}
+
+func cmdBGSave(c *conn, args [][]byte) {
+	if len(args) > 2 || (len(args) == 2 && !strings.EqualFold(string(args[1]), "SCHEDULE")) {
+		c.error("ERR syntax error")
+		return
+	}
+	if err := c.srv.store.BGSave(c.ctx); err != nil {
+		c.fail(err)
+		return
+	}
+	c.w.SimpleString("Background saving started")
+}
+
+func cmdShutdown(c *conn, args [][]byte) {
+	for _, a := range args[1:] {
+		switch strings.ToUpper(string(a)) {
+		case "NOSAVE", "SAVE", "NOW", "FORCE":
+		default:
+			c.error("ERR syntax error")
+			return
+		}
+	}
+	c.srv.log.Info("SHUTDOWN requested", "client", c.id, "addr", c.nc.RemoteAddr())
+	go c.srv.Shutdown(c.srv.ctx) // closes this connection too
+	c.quit = true
+}
+
+// configValues are CONFIG GET's parameters: Redis's names, this
+// server's values.
+func (s *Server) configValues() [][2]string {
+	host, port := splitHostPort(s.Addr())
+	return [][2]string{
+		{"bind", host},
+		{"port", port},
+		{"dir", s.cfg.Dir},
+		{"appendonly", yesNo(s.cfg.Backend == "memory" && s.cfg.Dir != "")},
+		{"appendfsync", s.cfg.AppendFsync},
+		{"save", ""},
+		{"databases", "1"},
+		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
+		{"maxmemory-policy", "noeviction"},
+		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
+		{"timeout", strconv.Itoa(int(s.cfg.IdleTimeout / time.Second))},
+		{"requirepass", s.cfg.RequirePass},
+		{"proto-max-bulk-len", strconv.FormatInt(s.cfg.Limits.MaxBulk, 10)},
+		{"client-query-buffer-limit", strconv.FormatInt(s.cfg.Limits.MaxQueryBuffer, 10)},
+		{"bf-error-rate", "0.01"},
+		{"bf-initial-size", "100"},
+		{"bf-expansion-factor", "2"},
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func cmdConfigGet(c *conn, args [][]byte) {
+	var out [][2]string
+	for _, kv := range c.srv.configValues() {
+		for _, p := range args[2:] {
+			if globMatch(strings.ToLower(string(p)), kv[0]) {
+				out = append(out, kv)
+				break
+			}
+		}
+	}
+	if c.w.Protocol() == 3 {
+		c.w.MapHeader(len(out))
+	} else {
+		c.w.ArrayHeader(2 * len(out))
+	}
+	for _, kv := range out {
+		c.w.BulkString(kv[0])
+		c.w.BulkString(kv[1])
+	}
+}
+
+// infoSections are INFO's sections in order; "default" and "all" give
+// every one.
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "keyspace"}
+
+func cmdInfoServer(c *conn, args [][]byte) {
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["default"] || want["everything"]
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !all && !want[sec] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + strings.ToUpper(sec[:1]) + sec[1:] + "\r\n")
+		for _, f := range c.srv.infoSection(sec) {
+			b.WriteString(f.name + ":" + f.value + "\r\n")
+		}
+	}
+	c.w.Verbatim("txt", []byte(b.String()))
+}
+
+// infoSection returns the fields of one INFO section.
+func (s *Server) infoSection(sec string) []infoField {
+	st := s.store.Stats()
+	now := time.Now()
+	f := func(name string, v any) infoField { return infoField{name, fmt.Sprint(v)} }
+	switch sec {
+	case "server":
+		_, port := splitHostPort(s.Addr())
+		up := now.Sub(s.started)
+		exe, _ := os.Executable()
+		return []infoField{
+			f("redis_version", redisVersion), f("bloomery_version", Version), f("redis_mode", "standalone"),
+			f("os", runtime.GOOS), f("arch_bits", strconv.IntSize), f("go_version", runtime.Version()),
+			f("process_id", os.Getpid()), f("tcp_port", port), f("backend", s.backendName()),
+			f("uptime_in_seconds", int64(up.Seconds())), f("uptime_in_days", int64(up.Hours()/24)),
+			f("executable", exe),
+		}
+	case "clients":
+		return []infoField{f("connected_clients", s.stats.clients.Load()), f("maxclients", s.cfg.MaxClients), f("blocked_clients", 0)}
+	case "memory":
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return []infoField{
+			f("used_memory", ms.HeapAlloc), f("used_memory_human", humanBytes(ms.HeapAlloc)),
+			f("used_memory_rss", ms.Sys), f("used_memory_rss_human", humanBytes(ms.Sys)),
+			f("filter_bytes", st.FilterBytes), f("filter_bytes_human", humanBytes(st.FilterBytes)),
+			f("maxmemory", s.cfg.MaxMemory), f("maxmemory_human", humanBytes(s.cfg.MaxMemory)),
+			f("maxmemory_per_filter", s.cfg.MaxFilterBytes), f("maxmemory_policy", "noeviction"),
+		}
+	case "persistence":
+		return append([]infoField{f("loading", 0)}, st.Persistence...)
+	case "stats":
+		return []infoField{
+			f("total_connections_received", s.stats.connections.Load()),
+			f("total_commands_processed", s.stats.commands.Load()),
+			f("total_error_replies", s.stats.errorReplies.Load()),
+			f("rejected_connections", s.stats.rejected.Load()),
+			f("expired_keys", s.stats.expired.Load()),
+		}
+	case "keyspace":
+		if st.Keys == 0 {
+			return nil
+		}
+		return []infoField{f("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", st.Keys, st.Expires))}
+	}
+	return nil
+}
+
+// humanBytes formats n as Redis's used_memory_human does ("1.50M").
+func humanBytes(n uint64) string {
+	const units = "BKMGTPE"
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%dB", n)
+	}
+	return fmt.Sprintf("%.2f%c", v, units[i])
+}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/bloomery/bloom/internal/resp"
+)
+
+// conn is one client connection. Its goroutine reads a command, runs it
+// and writes the reply into a buffer that is flushed when no pipelined
+// command is waiting, so a pipeline costs one write.
+type conn struct {
+	srv     *Server
+	nc      net.Conn
+	r       *resp.Reader
+	w       *resp.Writer
+	ctx     context.Context
+	id      int64
+	created time.Time
+
+	authed bool
+	name   string
+	lib    [2]string // CLIENT SETINFO lib-name, lib-ver
+
+	wrote bool  // a write command ran since the last flush
+	errs  int64 // error replies written
+	quit  bool  // close after flushing
+	bools []bool
+}
+
+// reader and writer buffer sizes.
+const ioBuffer = 16 << 10
+
+func (s *Server) newConn(nc net.Conn, id int64) *conn {
+	c := &conn{srv: s, nc: nc, ctx: s.ctx, id: id, created: time.Now(), authed: s.cfg.RequirePass == ""}
+	c.r = resp.NewReader(bufio.NewReaderSize(nc, ioBuffer), s.cfg.Limits)
+	c.r.SetAuthRequired(!c.authed)
+	c.w = resp.NewWriter(bufio.NewWriterSize(nc, ioBuffer))
+	return c
+}
+
+// serve runs the connection until the client leaves, a protocol error,
+// an idle timeout, or shutdown.
+func (c *conn) serve() {
+	defer c.nc.Close()
+	var args [][]byte
+	for !c.quit {
+		if c.r.Buffered() == 0 {
+			if err := c.flush(); err != nil {
+				return
+			}
+			if t := c.srv.cfg.IdleTimeout; t > 0 {
+				c.nc.SetReadDeadline(time.Now().Add(t))
+			}
+		}
+		var err error
+		args, err = c.r.ReadCommand(args)
+		if err != nil {
+			c.readError(err)
+			return
+		}
+		if c.srv.closing.Load() {
+			c.error("ERR server is shutting down")
+			c.flush()
+			return
+		}
+		c.dispatch(args)
+		if c.w.Buffered() > 64<<10 {
+			if err := c.flush(); err != nil {
+				return
+			}
+		}
+	}
+	c.flush()
+}
+
+// flush makes the changes of the commands answered so far durable as the
+// fsync policy promises (appendfsync always: on disk), then sends their
+// replies.
+func (c *conn) flush() error {
+	if c.wrote {
+		c.wrote = false
+		if err := c.srv.store.WaitDurable(); err != nil {
+			// The changes are applied but may not be durable: do not
+			// acknowledge them.
+			c.srv.log.Error("fsync failed; closing the connection without replying", "client", c.id, "err", err)
+			return err
+		}
+	}
+	return c.w.Flush()
+}
+
+// readError handles the end of a connection's input.
+func (c *conn) readError(err error) {
+	var pe *resp.ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		c.srv.metrics.protocolErrors.Inc()
+		c.srv.log.Info("protocol error; closing connection", "client", c.id, "addr", c.nc.RemoteAddr(), "err", pe.Error())
+		c.error("ERR " + pe.Error())
+		c.flush()
+	case errors.Is(err, resp.ErrQueryBufferLimit):
+		c.srv.metrics.protocolErrors.Inc()
+		c.srv.log.Warn("query buffer limit reached; closing connection", "client", c.id, "addr", c.nc.RemoteAddr())
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.srv.log.Debug("idle client timed out", "client", c.id)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+	default:
+		c.srv.log.Log(c.ctx, slog.LevelDebug, "read failed", "client", c.id, "err", err)
+	}
+}
+
+// Reply helpers.
+
+func (c *conn) error(msg string) {
+	c.errs++
+	c.srv.stats.errorReplies.Add(1)
+	c.w.Error(msg)
+}
+
+// fail writes err's reply (see wireError).
+func (c *conn) fail(err error) { c.error(wireError(err)) }
+
+func (c *conn) ok() { c.w.SimpleString("OK") }
+
+// boolsFor returns a reusable []bool of length n.
+func (c *conn) boolsFor(n int) []bool {
+	if cap(c.bools) < n {
+		c.bools = make([]bool, n)
+	}
+	return c.bools[:n]
+}

@@ -1,0 +1,418 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomery/bloom"
+)
+
+// journal receives the changes of the memory backend, each as one
+// command in canonical form (see memstore.replay), in the order they take
+// effect; append is called under the locks of the keys it changes.
+type journal interface {
+	append(args ...[]byte)
+}
+
+// memstore is the embedded backend: filters in process memory
+// (keyspace), every change journaled for the append-only log.
+//
+// Memory: every filter's bit arrays count against maxMemory (0: no
+// limit), reserved before they are allocated (creation, growth through
+// the filter's grow hook, LOADCHUNK), and one filter may not pass
+// maxFilter; a request beyond either gets errNoMemory and changes
+// nothing.
+type memstore struct {
+	ks        *keyspace
+	maxFilter uint64
+	maxMemory uint64
+	used      atomic.Uint64 // bytes of all bit arrays
+	expires   atomic.Int64  // keys with an expiry
+	journal   journal       // nil: not journaled (replay, or no persistence)
+	limitless bool          // replaying: limits are not enforced
+
+	persist persister // nil without persistence
+}
+
+// persister is the durability of the memory backend (persist.go).
+type persister interface {
+	journal
+	save() error
+	bgsave() error
+	lastSave() time.Time
+	waitDurable() error
+	info() []infoField
+	close() error
+}
+
+func newMemstore(maxFilter, maxMemory uint64) *memstore {
+	if maxFilter == 0 {
+		maxFilter = bloom.DefaultMaxBytes
+	}
+	m := &memstore{ks: newKeyspace(), maxFilter: maxFilter, maxMemory: maxMemory}
+	m.ks.dropped = func(e *entry) {
+		m.used.Add(-e.filter.Bytes())
+		if e.expireAt != 0 {
+			m.expires.Add(-1)
+		}
+	}
+	return m
+}
+
+// reserve takes n bytes from the memory budget, or fails with errNoMemory.
+func (m *memstore) reserve(n uint64) error {
+	for {
+		used := m.used.Load()
+		if !m.limitless && m.maxMemory != 0 && (n > m.maxMemory || used > m.maxMemory-n) {
+			return errNoMemory
+		}
+		if m.used.CompareAndSwap(used, used+n) {
+			return nil
+		}
+	}
+}
+
+// adopt prepares a filter for the keyspace: its growth is charged to the
+// budget, and its bytes are counted.
+func (m *memstore) adopt(f *bloom.Scalable) *entry {
+	f.SetGrowHook(m.reserve)
+	return &entry{filter: f}
+}
+
+// create makes a filter with o, charging its first sub-filter to the
+// budget before allocating it.
+func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
+	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, o.options(), bloom.Blocked)
+	if err != nil {
+		return nil, fmt.Errorf("server: plan filter: %w", err)
+	}
+	first, err := plan.Sub(0)
+	if err != nil {
+		return nil, fmt.Errorf("server: plan filter: %w", err)
+	}
+	if first.Bytes() > m.maxFilter {
+		return nil, errNoMemory
+	}
+	if err := m.reserve(first.Bytes()); err != nil {
+		return nil, err
+	}
+	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(m.maxFilter))
+	if err != nil {
+		m.used.Add(-first.Bytes())
+		return nil, fmt.Errorf("server: create filter: %w", err)
+	}
+	return f, nil
+}
+
+func (m *memstore) log(args ...[]byte) {
+	if m.journal != nil {
+		m.journal.append(args...)
+	}
+}
+
+func (m *memstore) Reserve(_ context.Context, key string, o createOpts) error {
+	defer m.ks.lock(key)()
+	if m.ks.get(key) != nil {
+		return errItemExists
+	}
+	f, err := m.create(o)
+	if err != nil {
+		return err
+	}
+	m.ks.set(key, m.adopt(f))
+	args := [][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(o.rate), fmtUint(o.capacity)}
+	m.log(append(args, scalingArgs(o)...)...)
+	return nil
+}
+
+// scalingArgs are o's EXPANSION or NONSCALING arguments.
+func scalingArgs(o createOpts) [][]byte {
+	if o.nonScaling {
+		return [][]byte{[]byte("NONSCALING")}
+	}
+	return [][]byte{[]byte("EXPANSION"), fmtUint(o.expansion)}
+}
+
+func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
+	defer m.ks.lock(key)()
+	e := m.ks.get(key)
+	created := false
+	if e == nil {
+		if create == nil {
+			return 0, errNotFound
+		}
+		f, err := m.create(*create)
+		if err != nil {
+			return 0, err
+		}
+		e, created = m.adopt(f), true
+		m.ks.set(key, e)
+	} else {
+		m.ks.modify(key, e)
+	}
+	n, err := 0, error(nil)
+	var logged [][]byte
+	for _, item := range items {
+		added[n], err = e.filter.Add(item)
+		if err != nil {
+			err = filterError(err)
+			break
+		}
+		if added[n] {
+			logged = append(logged, item)
+		}
+		n++
+	}
+	switch {
+	case created:
+		args := [][]byte{[]byte("BF.INSERT"), []byte(key), []byte("CAPACITY"), fmtUint(create.capacity),
+			[]byte("ERROR"), fmtFloat(create.rate)}
+		args = append(append(append(args, scalingArgs(*create)...), []byte("ITEMS")), logged...)
+		if len(logged) == 0 { // BF.INSERT needs an item: reserve instead
+			args = append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
+				scalingArgs(*create)...)
+		}
+		m.log(args...)
+	case len(logged) > 0:
+		m.log(append([][]byte{[]byte("BF.INSERT"), []byte(key), []byte("NOCREATE"), []byte("ITEMS")}, logged...)...)
+	}
+	return n, err
+}
+
+// filterError maps an error of bloom.Scalable.Add to its reply.
+func filterError(err error) error {
+	switch {
+	case errors.Is(err, bloom.ErrFull):
+		return errFull
+	case errors.Is(err, bloom.ErrTooLarge), errors.Is(err, errNoMemory):
+		return errNoMemory
+	}
+	return err
+}
+
+func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found []bool) error {
+	defer m.ks.lock(key)()
+	e := m.ks.get(key)
+	for i, item := range items {
+		found[i] = e != nil && e.filter.Test(item)
+	}
+	return nil
+}
+
+func (m *memstore) Info(_ context.Context, key string) (bloom.ScalableInfo, error) {
+	defer m.ks.lock(key)()
+	e := m.ks.get(key)
+	if e == nil {
+		return bloom.ScalableInfo{}, errNotFound
+	}
+	return e.filter.Info(), nil
+}
+
+func (m *memstore) Card(_ context.Context, key string) (uint64, error) {
+	defer m.ks.lock(key)()
+	if e := m.ks.get(key); e != nil {
+		return e.filter.Count(), nil
+	}
+	return 0, nil
+}
+
+func (m *memstore) CountExisting(_ context.Context, keys []string) (int, error) {
+	n := 0
+	for _, k := range keys {
+		unlock := m.ks.lock(k)
+		if m.ks.get(k) != nil {
+			n++
+		}
+		unlock()
+	}
+	return n, nil
+}
+
+func (m *memstore) Delete(_ context.Context, keys []string) (int, error) {
+	defer m.ks.lock(keys...)()
+	var logged [][]byte
+	for _, k := range keys {
+		if m.ks.del(k) {
+			logged = append(logged, []byte(k))
+		}
+	}
+	if len(logged) > 0 {
+		m.log(append([][]byte{[]byte("DEL")}, logged...)...)
+	}
+	return len(logged), nil
+}
+
+func (m *memstore) Type(_ context.Context, key string) (string, error) {
+	defer m.ks.lock(key)()
+	if m.ks.get(key) == nil {
+		return "none", nil
+	}
+	return typeName, nil
+}
+
+// typeName is what TYPE answers for a filter, as RedisBloom.
+const typeName = "MBbloom--"
+
+func (m *memstore) Rename(_ context.Context, from, to string) error {
+	defer m.ks.lock(from, to)()
+	e := m.ks.get(from)
+	if e == nil {
+		return errNoSuchKey
+	}
+	if from != to {
+		m.ks.del(from)
+		m.used.Add(e.filter.Bytes()) // del counted it as dropped: undo
+		if e.expireAt != 0 {
+			m.expires.Add(1)
+		}
+		m.ks.set(to, e)
+	}
+	m.log([]byte("RENAME"), []byte(from), []byte(to))
+	return nil
+}
+
+func (m *memstore) PExpireAt(_ context.Context, key string, at int64, cond expireCond) (bool, error) {
+	defer m.ks.lock(key)()
+	e := m.ks.get(key)
+	if e == nil || !cond.allows(e.expireAt, at) {
+		return false, nil
+	}
+	if at <= m.ks.now().UnixMilli() {
+		m.ks.del(key)
+		m.log([]byte("DEL"), []byte(key))
+		return true, nil
+	}
+	if e.expireAt == 0 {
+		m.expires.Add(1)
+	}
+	e.expireAt = at
+	m.log([]byte("PEXPIREAT"), []byte(key), fmtInt(at))
+	return true, nil
+}
+
+// allows reports whether cond lets an expiry of old (0: none) become at.
+func (cond expireCond) allows(old, at int64) bool {
+	switch cond {
+	case expireNX:
+		return old == 0
+	case expireXX:
+		return old != 0
+	case expireGT:
+		return old != 0 && at > old
+	case expireLT:
+		return old == 0 || at < old
+	}
+	return true
+}
+
+func (m *memstore) PTTL(ctx context.Context, key string) (int64, error) {
+	at, err := m.ExpireTime(ctx, key)
+	if at < 0 || err != nil {
+		return at, err
+	}
+	return max(at-m.ks.now().UnixMilli(), 0), nil
+}
+
+func (m *memstore) ExpireTime(_ context.Context, key string) (int64, error) {
+	defer m.ks.lock(key)()
+	e := m.ks.get(key)
+	switch {
+	case e == nil:
+		return -2, nil
+	case e.expireAt == 0:
+		return -1, nil
+	}
+	return e.expireAt, nil
+}
+
+func (m *memstore) Persist(_ context.Context, key string) (bool, error) {
+	defer m.ks.lock(key)()
+	e := m.ks.get(key)
+	if e == nil || e.expireAt == 0 {
+		return false, nil
+	}
+	e.expireAt = 0
+	m.expires.Add(-1)
+	m.log([]byte("PERSIST"), []byte(key))
+	return true, nil
+}
+
+func (m *memstore) Scan(_ context.Context, cursor uint64, pattern string, count int) (uint64, []string, error) {
+	next, keys := m.ks.scan(cursor, count, func(k string) bool { return pattern == "" || globMatch(pattern, k) })
+	return next, keys, nil
+}
+
+func (m *memstore) DBSize(context.Context) (int64, error) { return int64(m.ks.len()), nil }
+
+func (m *memstore) Flush(context.Context) error {
+	unlock := m.ks.lockAll()
+	defer unlock()
+	m.ks.flush()
+	m.log([]byte("FLUSHALL"))
+	return nil
+}
+
+func (m *memstore) Save(context.Context) error {
+	if m.persist == nil {
+		return errNotSupported
+	}
+	return m.persist.save()
+}
+
+func (m *memstore) BGSave(context.Context) error {
+	if m.persist == nil {
+		return errNotSupported
+	}
+	return m.persist.bgsave()
+}
+
+func (m *memstore) LastSave() time.Time {
+	if m.persist == nil {
+		return time.Time{}
+	}
+	return m.persist.lastSave()
+}
+
+func (m *memstore) WaitDurable() error {
+	if m.persist == nil {
+		return nil
+	}
+	return m.persist.waitDurable()
+}
+
+func (m *memstore) Stats() backendStats {
+	st := backendStats{Keys: int64(m.ks.len()), Expires: m.expires.Load(), FilterBytes: m.used.Load()}
+	if m.persist != nil {
+		st.Persistence = m.persist.info()
+	}
+	return st
+}
+
+func (m *memstore) Close() error {
+	if m.persist == nil {
+		return nil
+	}
+	return m.persist.close()
+}
+
+func fmtFloat(f float64) []byte { return strconv.AppendFloat(nil, f, 'g', -1, 64) }
+func fmtUint(n uint64) []byte   { return strconv.AppendUint(nil, n, 10) }
+func fmtInt(n int64) []byte     { return strconv.AppendInt(nil, n, 10) }
+
+// restore puts a filter read from a snapshot into the keyspace, counting
+// its bytes, without journaling it or checking limits (loading must not
+// lose data that was accepted under other limits).
+func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) {
+	defer m.ks.lock(key)()
+	e := m.adopt(f)
+	e.expireAt = expireAt
+	m.used.Add(f.Bytes())
+	if expireAt != 0 {
+		m.expires.Add(1)
+	}
+	m.ks.set(key, e)
+}
