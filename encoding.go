@@ -91,14 +91,7 @@ func parseHeader(b []byte) (header, error) {
 // WriteTo writes the filter's encoding to w (io.WriterTo). The bit array
 // is streamed in 1 MiB chunks, so a large filter needs no second copy.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	h := header{
-		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
-		m: f.m, k: f.k, n: f.n, p: f.p, count: f.Inserted(),
-	}
-	if f.keyed {
-		h.flags, h.keyCheck = flagKeyed, keyCheck(f.k0, f.k1)
-	}
-	return writeEncoding(w, h, f.words, f.concurrent)
+	return writeEncoding(w, f.header(), f.words, f.concurrent)
 }
 
 // writeEncoding writes header h, words as the payload (little-endian
