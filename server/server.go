@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,8 @@ type Config struct {
 	// Limits bound what one command may declare (resp.Limits defaults:
 	// Redis's).
 	Limits resp.Limits
-	// MetricsAddr, when set, serves Prometheus metrics at /metrics.
+	// MetricsAddr, when set, serves Prometheus metrics at /metrics and
+	// Go's profiles at /debug/pprof/ (keep it on a private address).
 	MetricsAddr string
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
@@ -262,6 +264,9 @@ func (s *Server) serveMetrics() error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	s.mu.Lock()
 	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Unlock()
