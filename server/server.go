@@ -302,9 +302,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.ln.Close()
 		}
 		for c := range s.conns {
-			// Wake readers; a command being run finishes and its reply
-			// is lost with the connection, its effects are kept.
-			c.nc.SetReadDeadline(time.Now())
+			// End each client's input: a command being run finishes
+			// and its reply is sent; then the read fails and the
+			// connection closes.
+			if tc, ok := c.nc.(*net.TCPConn); ok {
+				tc.CloseRead()
+			} else {
+				c.nc.SetReadDeadline(time.Now())
+			}
 		}
 		hs := s.httpSrv
 		s.mu.Unlock()
