@@ -157,12 +157,9 @@ func cmdInfo(c *conn, args [][]byte) {
 	}
 	for i, f := range infoFields {
 		if strings.EqualFold(string(args[2]), f.arg) {
-			if c.w.Protocol() == 3 {
-				c.w.MapHeader(1)
-				c.w.SimpleString(f.name)
-			} else {
-				c.w.ArrayHeader(1)
-			}
+			// One field is a one-element array in RESP3 as well: only
+			// the full reply becomes a map.
+			c.w.ArrayHeader(1)
 			writeInfoValue(c, in, i)
 			return
 		}

@@ -84,12 +84,16 @@ func cmdCommandCount(t table) func(c *conn, args [][]byte) {
 
 func cmdCommandInfo(t table) func(c *conn, args [][]byte) {
 	return func(c *conn, args [][]byte) {
+		if len(args) == 2 { // no names: every command, as COMMAND
+			cmdCommand(t)(c, args)
+			return
+		}
 		c.w.ArrayHeader(len(args) - 2)
 		for _, name := range args[2:] {
 			if cmd := t.lookup(name); cmd != nil {
 				c.writeCommandInfo(cmd)
 			} else {
-				c.w.NullArray()
+				c.w.Null() // "$-1", as Redis
 			}
 		}
 	}

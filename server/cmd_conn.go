@@ -50,10 +50,12 @@ func cmdSelect(c *conn, args [][]byte) {
 }
 
 // checkPassword authenticates c with user and pass; the only user is
-// "default", as in Redis without ACLs.
+// "default" (case-sensitive, as Redis's user names), as in Redis without
+// ACLs. Without RequirePass that user has no password, and any password
+// is accepted for it, as Redis does.
 func (c *conn) checkPassword(user, pass []byte) bool {
 	want := c.srv.cfg.RequirePass
-	ok := subtle.ConstantTimeCompare(pass, []byte(want)) == 1 && strings.EqualFold(string(user), "default")
+	ok := string(user) == "default" && (want == "" || subtle.ConstantTimeCompare(pass, []byte(want)) == 1)
 	if ok {
 		c.authed = true
 		c.r.SetAuthRequired(false)

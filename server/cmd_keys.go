@@ -88,8 +88,8 @@ func cmdKeys(c *conn, args [][]byte) {
 }
 
 func cmdScan(c *conn, args [][]byte) {
-	cursor, err := strconv.ParseUint(string(args[1]), 10, 64)
-	if err != nil {
+	cursor, ok := parseCursor(args[1])
+	if !ok {
 		c.error("ERR invalid cursor")
 		return
 	}
@@ -139,6 +139,29 @@ func cmdScan(c *conn, args [][]byte) {
 	}
 }
 
+// parseCursor parses SCAN's cursor as Redis 7.0 does, with C's strtoul:
+// no leading space, an optional sign, decimal digits within 64 bits; a
+// '-' wraps around ("-1" is the largest cursor, which ends a scan) and
+// "" is 0.
+func parseCursor(b []byte) (uint64, bool) {
+	s := string(b)
+	if s == "" {
+		return 0, true
+	}
+	neg := s[0] == '-'
+	if s[0] == '-' || s[0] == '+' {
+		s = s[1:]
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
 func cmdRename(c *conn, args [][]byte) {
 	if err := c.srv.store.Rename(c.ctx, string(args[1]), string(args[2])); err != nil {
 		c.fail(err)
@@ -165,8 +188,10 @@ func cmdExpire(c *conn, args [][]byte, name string, unit, base int64) {
 	} else {
 		base = 0
 	}
-	if n > math.MaxInt64/unit || n < math.MinInt64/unit ||
-		(n > 0 && n*unit > math.MaxInt64-base) || (n < 0 && n*unit < math.MinInt64+base) {
+	// Redis's checks: the product must fit, and so must a positive sum
+	// (a negative sum cannot overflow: base ≥ 0). A time far in the past
+	// is not an error; it deletes the key.
+	if n > math.MaxInt64/unit || n < math.MinInt64/unit || n*unit > math.MaxInt64-base {
 		c.error("ERR invalid expire time in '" + name + "' command")
 		return
 	}

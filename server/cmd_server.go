@@ -23,7 +23,7 @@ func serverCommands() []*command {
 		{name: "info", arity: -1, flags: flagLoading, run: cmdInfoServer},
 		{name: "save", arity: 1, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.result(c.srv.store.Save(c.ctx)) }},
 		{name: "bgsave", arity: -1, flags: flagAdmin, run: cmdBGSave},
-		{name: "lastsave", arity: 1, flags: flagFast | flagLoading, run: func(c *conn, _ [][]byte) { c.w.Integer(c.srv.store.LastSave().Unix()) }},
+		{name: "lastsave", arity: 1, flags: flagFast | flagLoading, run: cmdLastSave},
 		{name: "shutdown", arity: -1, flags: flagAdmin | flagLoading, run: cmdShutdown},
 		{name: "config", arity: -2, subs: subcommands("CONFIG",
 			&command{name: "get", arity: -3, flags: flagAdmin | flagLoading, run: cmdConfigGet},
@@ -42,6 +42,16 @@ func (c *conn) result(err error) {
 		return
 	}
 	c.ok()
+}
+
+// cmdLastSave answers the time of the last save, or, before any (or
+// without persistence), the server's start, as Redis does.
+func cmdLastSave(c *conn, _ [][]byte) {
+	t := c.srv.store.LastSave()
+	if t.IsZero() {
+		t = c.srv.started
+	}
+	c.w.Integer(t.Unix())
 }
 
 func cmdBGSave(c *conn, args [][]byte) {
