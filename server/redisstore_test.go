@@ -575,3 +575,26 @@ func TestFilterCache(t *testing.T) {
 	}
 }
 
+// redisSkips picks the behaviour table's rows the Redis backend does not
+// support: BF.SCANDUMP and BF.LOADCHUNK of a filter, and RENAME.
+func redisSkips(row string) bool {
+	return strings.HasPrefix(row, "bf.scandump/") || strings.HasPrefix(row, "bf.loadchunk/") || row == "keys/rename"
+}
+
+// TestBehaviourRedis and TestBehaviourRedisCluster run the behaviour table
+// on the Redis backend, on one redis-server and on a 3-master cluster.
+func TestBehaviourRedis(t *testing.T) {
+	rd := redistest.Start(t)
+	cfg := behaviourConfig()
+	cfg.Backend = "redis://" + rd.Addr()
+	_, addr := startServer(t, cfg)
+	runBehaviourTable(t, clientFactory(addr, 2), redisSkips)
+}
+
+func TestBehaviourRedisCluster(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	cfg := behaviourConfig()
+	cfg.Backend = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+	_, addr := startServer(t, cfg)
+	runBehaviourTable(t, clientFactory(addr, 3), redisSkips)
+}
