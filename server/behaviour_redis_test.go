@@ -94,7 +94,7 @@ func TestBehaviourMatchesRedis(t *testing.T) {
 func TestBehaviourMatchesRedisInline(t *testing.T) {
 	_, addr := startServer(t, Config{})
 	red := redistest.Start(t, "--databases", "1")
-	for _, in := range []string{
+	sameStreamAsRedis(t, addr, red.Addr(), []string{
 		"PING\r\n",
 		"ECHO \"a b\\x41\"\r\nECHO 'it''s'\r\n",
 		"\r\n \r\nPING\r\n",
@@ -106,8 +106,16 @@ func TestBehaviourMatchesRedisInline(t *testing.T) {
 		"*3000000000\r\n",
 		"*1\r\n$4\r\nPING\r\n*1\r\n$999999999999\r\n",
 		"nosuch a b\r\nQUIT\r\n",
-	} {
-		ours, theirs := dialRaw(t, addr), dialRaw(t, red.Addr())
+	})
+}
+
+// sameStreamAsRedis sends each input, as it is, on a fresh connection to
+// each server, ends the input, and compares all they answer before
+// closing.
+func sameStreamAsRedis(t *testing.T, addr, redisAddr string, inputs []string) {
+	t.Helper()
+	for _, in := range inputs {
+		ours, theirs := dialRaw(t, addr), dialRaw(t, redisAddr)
 		ours.send(in)
 		theirs.send(in)
 		closeWrite(t, ours)

@@ -40,10 +40,23 @@ const ioBuffer = 16 << 10
 
 func (s *Server) newConn(nc net.Conn, id int64) *conn {
 	c := &conn{srv: s, nc: nc, ctx: s.ctx, id: id, created: time.Now(), authed: s.cfg.RequirePass == ""}
-	c.r = resp.NewReader(bufio.NewReaderSize(nc, ioBuffer), s.cfg.Limits)
+	c.r = resp.NewReader(bufio.NewReaderSize(flushingReader{c}, ioBuffer), s.cfg.Limits)
 	c.r.SetAuthRequired(!c.authed)
 	c.w = resp.NewWriter(bufio.NewWriterSize(nc, ioBuffer))
 	return c
+}
+
+// flushingReader is the connection's input: before each read from the
+// network (the commands buffered so far are answered, and the reader may
+// block) it sends the replies waiting, so a client never waits for the
+// reply to a command while the server waits for the rest of the next one.
+type flushingReader struct{ c *conn }
+
+func (r flushingReader) Read(p []byte) (int, error) {
+	if err := r.c.flush(); err != nil {
+		return 0, err
+	}
+	return r.c.nc.Read(p)
 }
 
 // serve runs the connection until the client leaves, a protocol error,

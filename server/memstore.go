@@ -147,7 +147,7 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		}
 		f, err := m.create(*create)
 		if err != nil {
-			return 0, err
+			return 0, creationError{err}
 		}
 		e, created = m.adopt(f), true
 		m.ks.set(key, e)
@@ -182,6 +182,13 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 	}
 	return n, err
 }
+
+// creationError is an error that kept Add from creating the filter: the
+// whole reply of BF.MADD or BF.INSERT, not an element of its array (as
+// the same error is when a filter cannot grow).
+type creationError struct{ error }
+
+func (e creationError) Unwrap() error { return e.error }
 
 // filterError maps an error of bloom.Scalable.Add to its reply.
 func filterError(err error) error {
