@@ -24,6 +24,7 @@ fuzz-short:
 	for t in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s . || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzReadCommand$$' -fuzztime 10s ./internal/resp
 	$(GO) test -run '^$$' -fuzz '^FuzzGlobMatch$$' -fuzztime 5s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzServerCommands$$' -fuzztime 10s ./server
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
