@@ -138,7 +138,7 @@ func connRows() []behaviourRow {
 			b.do("PONG", "PING")
 		}},
 		{"conn/client", func(b *bt) {
-			conn := b.sticky()
+			b.sticky()
 			b.do(null{}, "CLIENT", "GETNAME")
 			b.do("OK", "CLIENT", "SETNAME", "row-client")
 			b.do("row-client", "client", "getname")
@@ -165,7 +165,6 @@ func connRows() []behaviourRow {
 			b.do(errReply("ERR lib-name cannot contain spaces, newlines or special characters."), "CLIENT", "SETINFO", "lib-name", "a b")
 			b.do("OK", "CLIENT", "SETNAME", "")
 			b.do(null{}, "CLIENT", "GETNAME")
-			_ = conn
 		}},
 	}
 }

@@ -31,12 +31,11 @@ type doer interface {
 }
 
 // sticky makes do use one connection from now on, for rows about
-// connection state (CLIENT SETNAME, HELLO); it returns that connection.
-func (b *bt) sticky() *redis.Conn {
+// connection state (CLIENT SETNAME, CLIENT SETINFO).
+func (b *bt) sticky() {
 	conn := b.c.Conn()
 	b.Cleanup(func() { conn.Close() })
 	b.d = conn
-	return conn
 }
 
 // raw returns a plain connection to the row's server, speaking the row's
