@@ -25,6 +25,7 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadCommand$$' -fuzztime 10s ./internal/resp
 	$(GO) test -run '^$$' -fuzz '^FuzzGlobMatch$$' -fuzztime 5s ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzServerCommands$$' -fuzztime 10s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzReplayLog$$' -fuzztime 10s ./server
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...

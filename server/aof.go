@@ -1,0 +1,290 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// The append-only log: records are appended to a buffer under mu (cheap:
+// append runs under key locks), and written to the file and fsynced
+// under wmu by whoever needs them durable: a connection about to reply
+// (waitDurable), the once-a-second flusher, or a snapshot rotating the
+// log. Positions count every byte ever appended, across logs: appended
+// (the buffer's end), written (handed to the OS) and synced (fsynced).
+// A waiter needs written (or synced, with always) ≥ the appended position
+// it saw; whoever takes wmu writes everything buffered so far, so the
+// waiters queued behind it usually find their records already durable:
+// group commit without a dedicated goroutine.
+
+// castagnoli is the CRC-32C table of log records and snapshots.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errPersistClosed answers appends and waits after close.
+var errPersistClosed = errors.New("server: persistence is closed")
+
+// fsyncPolicy is when the log is fsynced (Config.AppendFsync).
+type fsyncPolicy uint8
+
+const (
+	fsyncEverySec fsyncPolicy = iota // written before a reply, fsynced once a second
+	fsyncAlways                      // written and fsynced before a reply
+	fsyncNo                          // written before a reply, fsynced by the OS
+)
+
+func parsePolicy(s string) (fsyncPolicy, error) {
+	switch s {
+	case "always":
+		return fsyncAlways, nil
+	case "everysec", "":
+		return fsyncEverySec, nil
+	case "no":
+		return fsyncNo, nil
+	}
+	return 0, fmt.Errorf("server: appendfsync %q: want always, everysec or no", s)
+}
+
+func (f fsyncPolicy) String() string { return [...]string{"everysec", "always", "no"}[f] }
+
+// aofFile is what the log is written to: an *os.File opened for
+// appending (tests substitute one that fails on demand).
+type aofFile interface {
+	Write(b []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// maxSpare bounds the buffer kept for reuse after a write.
+const maxSpare = 4 << 20
+
+// appendRecord appends the log record of a command to b: a RESP array of
+// bulk strings, then "+" and the 8 lower-case hex digits of the CRC-32C
+// of the array's bytes, then CRLF.
+func appendRecord(b []byte, args [][]byte) []byte {
+	start := len(b)
+	b = append(b, '*')
+	b = strconv.AppendUint(b, uint64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendUint(b, uint64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return appendChecksum(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// checksumLen is the length of a record's checksum line.
+const checksumLen = 1 + 8 + 2
+
+const hexDigits = "0123456789abcdef"
+
+func appendChecksum(b []byte, sum uint32) []byte {
+	b = append(b, '+')
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[sum>>shift&0xf])
+	}
+	return append(b, '\r', '\n')
+}
+
+// append journals one change (the journal interface). It is called under
+// the locks of the keys the change touches, so records of one key are in
+// the order the changes took effect. After close the change is not
+// recorded, and waitDurable fails for it.
+func (p *persistence) append(args ...[]byte) {
+	p.mu.Lock()
+	if p.closed {
+		p.appended.Add(1) // a position never written: waiters fail
+		p.mu.Unlock()
+		return
+	}
+	n := len(p.buf)
+	p.buf = appendRecord(p.buf, args)
+	n = len(p.buf) - n
+	p.appended.Add(int64(n))
+	p.logSize += int64(n)
+	p.dirty++
+	rewrite := !p.rewriteQueued && p.logSize > p.rewriteMin && (p.logSize-p.baseSize)*100 > p.baseSize*p.rewritePct
+	if rewrite {
+		p.rewriteQueued = true
+	}
+	p.mu.Unlock()
+	if rewrite {
+		select {
+		case p.rewriteCh <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitDurable returns when every record appended so far is written to
+// the OS (everysec, no) or fsynced (always), or with the error that
+// prevented it. While a write or fsync has failed, every wait retries
+// both and fails until they succeed.
+func (p *persistence) waitDurable() error {
+	target := p.appended.Load()
+	done := &p.written
+	if p.policy == fsyncAlways {
+		done = &p.synced
+	}
+	if p.writeOK.Load() && done.Load() >= target {
+		return nil
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.werr == nil && done.Load() >= target {
+		return nil // the group commit of the previous holder covered us
+	}
+	if p.file == nil {
+		return errPersistClosed
+	}
+	return p.flushLocked(p.policy == fsyncAlways || p.werr != nil)
+}
+
+// flushLocked writes the buffer (writeLocked) and records the outcome.
+// The caller holds wmu.
+func (p *persistence) flushLocked(sync bool) error {
+	err := p.writeLocked(sync)
+	switch {
+	case err != nil:
+		p.writeErrors.Add(1)
+		if p.werr == nil {
+			p.log.Error("append-only log write failed; write commands fail until a write succeeds", "file", p.fileName, "err", err)
+		}
+		p.werr = err
+		p.writeOK.Store(false)
+	case p.werr != nil:
+		p.log.Info("append-only log writes succeed again", "file", p.fileName)
+		p.werr = nil
+		p.writeOK.Store(true)
+	}
+	return err
+}
+
+// writeLocked writes the buffered records to the current log and, with
+// sync, fsyncs it. A failed write is truncated away and its bytes go back
+// in front of the buffer; after a failed fsync the bytes since the last
+// good one are truncated and queued again too (everysec and always keep
+// them for this), since the OS may have dropped them. The caller holds
+// wmu.
+func (p *persistence) writeLocked(sync bool) error {
+	if p.file == nil {
+		return errPersistClosed
+	}
+	if sync && p.dirDirty {
+		if err := syncDir(p.dir); err != nil {
+			return err
+		}
+		p.dirDirty = false
+	}
+	p.mu.Lock()
+	data, end := p.buf, p.appended.Load()
+	p.buf, p.spare = p.spare[:0], nil
+	p.mu.Unlock()
+	if len(data) > 0 {
+		n, err := p.file.Write(data)
+		if err != nil {
+			if terr := p.file.Truncate(p.fileWritten); terr != nil {
+				// The partial write stays in the file: count it.
+				p.fileWritten += int64(n)
+				p.written.Add(int64(n))
+				p.keepUnsynced(data[:n])
+				data = data[n:]
+			}
+			p.requeue(data)
+			return fmt.Errorf("write %s: %w", p.fileName, err)
+		}
+		p.fileWritten += int64(n)
+		p.written.Store(end)
+		if !sync {
+			p.keepUnsynced(data)
+		}
+	}
+	if sync && p.fileSynced < p.fileWritten {
+		if err := p.file.Sync(); err != nil {
+			p.syncFailed(data)
+			return fmt.Errorf("fsync %s: %w", p.fileName, err)
+		}
+		p.fsyncs.Add(1)
+		p.fileSynced = p.fileWritten
+		p.unsynced = p.unsynced[:0]
+	}
+	if p.fileSynced == p.fileWritten {
+		p.synced.Store(p.written.Load())
+	}
+	if cap(data) <= maxSpare {
+		p.spare = data[:0]
+	}
+	return nil
+}
+
+// keepUnsynced keeps bytes written without fsync (everysec), to write
+// them again if the fsync fails.
+func (p *persistence) keepUnsynced(b []byte) {
+	if p.policy == fsyncEverySec {
+		p.unsynced = append(p.unsynced, b...)
+	}
+}
+
+// syncFailed undoes the writes since the last good fsync (data being the
+// last of them), so they are written again, unless the policy kept no
+// copy (no) or the file cannot be truncated.
+func (p *persistence) syncFailed(data []byte) {
+	if p.policy == fsyncNo || p.file.Truncate(p.fileSynced) != nil {
+		return
+	}
+	p.requeue(p.unsynced, data)
+	p.unsynced = p.unsynced[:0]
+	p.fileWritten = p.fileSynced
+	p.written.Store(p.synced.Load())
+}
+
+// requeue puts bytes taken from the buffer back in front of it.
+func (p *persistence) requeue(chunks ...[]byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.buf)
+	for _, c := range chunks {
+		n += len(c)
+	}
+	b := make([]byte, 0, n)
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	p.buf = append(b, p.buf...)
+}
+
+// openLog opens log gen for appending (creating it if missing), fsyncs
+// it, and makes it the current log. The caller holds wmu (or is alone).
+func (p *persistence) openLog(gen uint64) error {
+	name := filepath.Join(p.dir, logName(gen))
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("server: open log: %w", err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("server: open log %s: %w", name, err)
+	}
+	if p.file != nil {
+		if err := p.file.Close(); err != nil {
+			p.log.Warn("closing the previous log failed", "file", p.fileName, "err", err)
+		}
+	}
+	p.file, p.fileName = f, name
+	p.fileWritten, p.fileSynced = st.Size(), st.Size()
+	p.unsynced = p.unsynced[:0]
+	p.mu.Lock()
+	p.gen, p.logSize = gen, st.Size()
+	p.mu.Unlock()
+	return nil
+}

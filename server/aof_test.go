@@ -1,0 +1,421 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestAppendRecordFormat(t *testing.T) {
+	got := string(appendRecord(nil, [][]byte{[]byte("DEL"), []byte("k"), {}}))
+	array := "*3\r\n$3\r\nDEL\r\n$1\r\nk\r\n$0\r\n\r\n"
+	if want := array + fmt.Sprintf("+%08x\r\n", crc32c([]byte(array))); got != want {
+		t.Fatalf("record %q, want %q", got, want)
+	}
+	lr := newLogReader(strings.NewReader(got+got), int64(2*len(got)))
+	for range 2 {
+		args, err := lr.next()
+		if err != nil || len(args) != 3 || string(args[0]) != "DEL" || string(args[1]) != "k" || len(args[2]) != 0 {
+			t.Fatalf("read back: %q, %v", args, err)
+		}
+	}
+	if _, err := lr.next(); err != io.EOF {
+		t.Fatalf("at the end: %v", err)
+	}
+}
+
+// logRecords returns the start offsets of a log's records and its size.
+func logRecords(t testing.TB, name string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := newLogReader(bytes.NewReader(b), int64(len(b)))
+	var starts []int64
+	for {
+		start := lr.off
+		if _, err := lr.next(); err == io.EOF {
+			return append(starts, start)
+		} else if err != nil {
+			t.Fatalf("%s at %d: %v", name, start, err)
+		}
+		starts = append(starts, start)
+	}
+}
+
+// crashImage writes a few records through a server and returns a copy
+// of its directory and the log's record offsets (the last one: the end).
+func crashImage(t *testing.T) (dir string, starts []int64) {
+	ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "always"})
+	ps.do(t, "BF.RESERVE", "k", "0.01", "100")
+	ps.do(t, "BF.MADD", "k", "a", "b", "c")
+	ps.do(t, "BF.ADD", "k", "the-last-item")
+	dir = copyDataDir(t, ps.dir)
+	return dir, logRecords(t, filepath.Join(dir, "appendonly.1.aof"))
+}
+
+// Cutting the log anywhere inside its last record: the server starts,
+// warns, and has every change but that one.
+func TestPersistTornTail(t *testing.T) {
+	image, starts := crashImage(t)
+	if len(starts) != 4 {
+		t.Fatalf("records at %v, want 3", starts)
+	}
+	last, end := starts[2], starts[3]
+	for cut := last; cut < end; cut++ {
+		dir := copyDataDir(t, image)
+		name := filepath.Join(dir, "appendonly.1.aof")
+		if err := os.Truncate(name, cut); err != nil {
+			t.Fatal(err)
+		}
+		ps := startPServer(t, Config{Dir: dir})
+		if got := ps.do(t, "BF.CARD", "k"); got != int64(3) {
+			t.Fatalf("cut at %d: BF.CARD = %v, want 3", cut, got)
+		}
+		ps.assertPresent(t, "k", []any{"a", "b", "c"})
+		logs := ps.logs.String()
+		warned := strings.Contains(logs, "cutting it off") && strings.Contains(logs, name) &&
+			strings.Contains(logs, fmt.Sprintf("offset=%d bytes_dropped=%d", last, cut-last))
+		if warned != (cut > last) {
+			t.Fatalf("cut at %d (record at %d): warned = %v:\n%s", cut, last, warned, logs)
+		}
+		if st, err := os.Stat(name); err != nil || st.Size() != last {
+			t.Fatalf("cut at %d: log not truncated to %d: %v, %v", cut, last, st.Size(), err)
+		}
+		ps.shutdown(t)
+	}
+}
+
+// Any byte of a record in the middle flipped: startup fails, naming the
+// file, the record's offset and the repair.
+func TestPersistCorruptRecord(t *testing.T) {
+	image, starts := crashImage(t)
+	mid, next := starts[1], starts[2]
+	for pos := mid; pos < next; pos++ {
+		for _, mask := range []byte{0x01, 0xff} {
+			dir := copyDataDir(t, image)
+			name := filepath.Join(dir, "appendonly.1.aof")
+			b, _ := os.ReadFile(name)
+			b[pos] ^= mask
+			os.WriteFile(name, b, 0o644)
+			_, err := newPServer(t, Config{Dir: dir})
+			if err == nil {
+				t.Fatalf("byte %d ^ %#x: the server started", pos, mask)
+			}
+			for _, want := range []string{name, fmt.Sprintf("offset %d:", mid), fmt.Sprintf("truncate -s %d %s", mid, name)} {
+				if !strings.Contains(err.Error(), want) {
+					t.Fatalf("byte %d ^ %#x: error %q does not say %q", pos, mask, err, want)
+				}
+			}
+		}
+	}
+}
+
+// writeLogs writes log files of the given records (a record given as a
+// string is written as is).
+func writeLogs(t *testing.T, logs ...[]any) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i, recs := range logs {
+		var b []byte
+		for _, r := range recs {
+			switch r := r.(type) {
+			case string:
+				b = append(b, r...)
+			case []string:
+				args := make([][]byte, len(r))
+				for j, a := range r {
+					args[j] = []byte(a)
+				}
+				b = appendRecord(b, args)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, logName(uint64(i+1))), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestPersistBadLogs(t *testing.T) {
+	add := []string{"BF.INSERT", "k", "ITEMS", "a"}
+	at := func(s string) string { // "offset <of the second record>" + s
+		return fmt.Sprintf("offset %d: %s", len(appendRecord(nil, [][]byte{[]byte("BF.INSERT"), []byte("k"), []byte("ITEMS"), []byte("a")})), s)
+	}
+	torn := "*2\r\n$3\r\nDEL\r\n$1\r\n"
+	for _, tc := range []struct {
+		name string
+		logs [][]any
+		want string
+	}{
+		{"torn older log", [][]any{{add, torn}, {add}}, "appendonly.1.aof: " + at("the file ends inside a record, but a newer log follows")},
+		{"unknown command", [][]any{{add, []string{"SET", "k", "v"}}}, at(`cannot apply the record: server: replay: unknown command "SET"`)},
+		{"bad arguments", [][]any{{[]string{"BF.RESERVE", "k", "x", "100"}}}, "offset 0: cannot apply the record"},
+		{"not RESP", [][]any{{add, "hello\r\n"}}, at(`corrupt record: expected '*'`)},
+		{"checksum line", [][]any{{"*1\r\n$8\r\nFLUSHALL\r\n-00000000\r\n"}}, "offset 0: corrupt record: the checksum line is malformed"},
+		{"empty array", [][]any{{"*0\r\n+00000000\r\n"}}, "offset 0: corrupt record: a record of no arguments"},
+		{"leading zero", [][]any{{"*01\r\n"}}, "offset 0: corrupt record: malformed length line"},
+		{"zero tail", [][]any{{add, "\x00\x00\x00\x00"}}, at("corrupt record: expected '*', found '\\x00'")},
+		{"torn CRLF", [][]any{{add, "*1\r\n$1\r\nx\rx"}}, at("corrupt record: an argument of 1 bytes is not followed by CRLF")},
+		{"torn checksum", [][]any{{add, "*1\r\n$1\r\nx\r\n+12g"}}, at("corrupt record: the checksum line is malformed (byte 3 is 'g')")},
+		{"length past the end", [][]any{{add, "*1\r\n$999\r\nFLUSHALL\r\n+00000000\r\n", add}},
+			at("corrupt record: its lengths run past the end of the file, but a complete record follows at offset 86")},
+		{"torn length", [][]any{{add, "*1\r\n$1x"}}, at(`corrupt record: malformed length line "$1x"`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newPServer(t, Config{Dir: writeLogs(t, tc.logs...)})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// failFile is an aofFile that fails on demand; a failing write writes
+// half of its bytes first.
+type failFile struct {
+	aofFile
+	failWrite, failSync atomic.Bool
+}
+
+var errInjected = errors.New("injected I/O error")
+
+func (f *failFile) Write(b []byte) (int, error) {
+	if f.failWrite.Load() {
+		n, _ := f.aofFile.Write(b[:len(b)/2])
+		return n, errInjected
+	}
+	return f.aofFile.Write(b)
+}
+
+func (f *failFile) Sync() error {
+	if f.failSync.Load() {
+		return errInjected
+	}
+	return f.aofFile.Sync()
+}
+
+// injectFailures puts a failFile under p.
+func injectFailures(p *persistence) *failFile {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	ff := &failFile{aofFile: p.file}
+	p.file = ff
+	return ff
+}
+
+// openTestPersistence opens a memstore with persistence on dir.
+func openTestPersistence(t testing.TB, dir, policy string) (*memstore, *persistence) {
+	t.Helper()
+	m := newMemstore(0, 0)
+	cfg, err := Config{Dir: dir, AppendFsync: policy}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := openPersistence(m, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.journal, m.persist = p, p
+	return m, p.(*persistence)
+}
+
+func infoValue(p *persistence, name string) string {
+	for _, f := range p.info() {
+		if f.name == name {
+			return f.value
+		}
+	}
+	return ""
+}
+
+// A failed write or fsync fails the waits (nothing is acknowledged) until
+// a retry succeeds; the retried bytes reach the log once, whole.
+func TestPersistWriteFailures(t *testing.T) {
+	for _, policy := range []string{"always", "everysec", "no"} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			m, p := openTestPersistence(t, dir, policy)
+			ctx := context.Background()
+			add := func(item string) {
+				if _, err := m.Add(ctx, "k", [][]byte{[]byte(item)}, &defaultCreate, make([]bool, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add("ok")
+			if err := p.waitDurable(); err != nil {
+				t.Fatal(err)
+			}
+			ff := injectFailures(p)
+			for i, fail := range []*atomic.Bool{&ff.failWrite, &ff.failSync} {
+				fail.Store(true)
+				add(fmt.Sprint("failed", i))
+				err := p.waitDurable()
+				if fail == &ff.failSync && policy != "always" {
+					// Only the flusher fsyncs; its failure fails later waits.
+					if err != nil {
+						t.Fatalf("wait without fsync: %v", err)
+					}
+					p.wmu.Lock()
+					err = p.flushLocked(true)
+					p.wmu.Unlock()
+				}
+				if !errors.Is(err, errInjected) {
+					t.Fatalf("failure %d: %v", i, err)
+				}
+				if err := p.waitDurable(); !errors.Is(err, errInjected) {
+					t.Fatalf("failure %d: the next wait: %v", i, err)
+				}
+				if infoValue(p, "aof_last_write_ok") != "0" || infoValue(p, "aof_last_write_status") != "err" {
+					t.Fatalf("info: %v", p.info())
+				}
+				fail.Store(false)
+				if err := p.waitDurable(); err != nil {
+					t.Fatalf("after the failure: %v", err)
+				}
+				if infoValue(p, "aof_last_write_ok") != "1" {
+					t.Fatalf("info: %v", p.info())
+				}
+			}
+			add("after")
+			if err := p.waitDurable(); err != nil {
+				t.Fatal(err)
+			}
+			recs := logRecords(t, filepath.Join(dir, "appendonly.1.aof"))
+			if len(recs) != 5 { // 4 records and the end
+				t.Fatalf("log records at %v, want 4", recs)
+			}
+			p.close()
+			m2, p2 := openTestPersistence(t, dir, policy)
+			defer p2.close()
+			if n, _ := m2.Card(ctx, "k"); n != 4 {
+				t.Fatalf("BF.CARD after restart = %d, want 4", n)
+			}
+		})
+	}
+}
+
+// Through a server: a write whose log write fails gets no reply.
+func TestPersistWriteFailureNoReply(t *testing.T) {
+	ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "always"})
+	ps.do(t, "BF.ADD", "k", "a")
+	ff := injectFailures(ps.srv.store.(*memstore).persist.(*persistence))
+	ff.failSync.Store(true)
+	if v, err := ps.rdb.Do(context.Background(), "BF.ADD", "k", "b").Result(); err == nil {
+		t.Fatalf("BF.ADD acknowledged (%v) although fsync failed", v)
+	}
+	if got := ps.info(t)["aof_last_write_status"]; got != "err" {
+		t.Fatalf("aof_last_write_status = %q", got)
+	}
+	ff.failSync.Store(false)
+	ps.do(t, "BF.ADD", "k", "c")
+	if got := ps.info(t)["aof_last_write_ok"]; got != "1" {
+		t.Fatalf("aof_last_write_ok = %q", got)
+	}
+}
+
+// fuzzLog builds a log of records from lines of space-separated
+// arguments, cut short by cut bytes.
+func fuzzLog(data []byte, cut uint16) []byte {
+	var b []byte
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if args := bytes.Fields(line); len(args) > 0 {
+			b = appendRecord(b, args)
+		}
+	}
+	return b[:len(b)-min(int(cut), len(b))]
+}
+
+// replayBytes replays data as the last log into a memstore with small
+// limits; it returns the store, and the log as it is after (a torn end
+// cut off).
+func replayBytes(t *testing.T, data []byte) (*memstore, []byte, error) {
+	name := filepath.Join(t.TempDir(), logName(1))
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newMemstore(64<<10, 0)
+	p := &persistence{m: m, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	m.limitless = true
+	_, err := p.replayLog(name, true)
+	if err != nil && (!strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "offset")) {
+		t.Fatalf("error without file or offset: %v", err)
+	}
+	after, rerr := os.ReadFile(name)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	return m, after, err
+}
+
+func FuzzReplayLog(f *testing.F) {
+	for _, s := range []string{
+		"BF.RESERVE k 0.01 100 EXPANSION 2\nBF.INSERT k NOCREATE ITEMS a b\nDEL k",
+		"BF.INSERT k CAPACITY 10 ERROR 0.1 NONSCALING ITEMS a\nRENAME k j\nPEXPIREAT j 99999999999999\nPERSIST j",
+		"BF.RESERVE k 0.001 1073741824\nFLUSHALL",
+		"BF.LOADCHUNK k 1 xxxx\nSET a b",
+	} {
+		f.Add([]byte(s), true, uint16(0))
+		f.Add([]byte(s), true, uint16(7))
+		f.Add(fuzzLog([]byte(s), 0), false, uint16(0))
+	}
+	f.Add([]byte("*1\r\n$999999999999\r\n"), false, uint16(0))
+	f.Add([]byte("*999999999\r\n$1\r\n"), false, uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, build bool, cut uint16) {
+		if build {
+			data = fuzzLog(data, cut)
+		}
+		// Memory: a record's buffers never outgrow the file.
+		lr := newLogReader(bytes.NewReader(data), int64(len(data)))
+		for {
+			if _, err := lr.next(); err != nil {
+				break
+			}
+		}
+		if cap(lr.rec) > 2*len(data)+64 || len(lr.span) > len(data)/4 {
+			t.Fatalf("a log of %d bytes took a record buffer of %d and %d spans", len(data), cap(lr.rec), len(lr.span))
+		}
+		m, after, err := replayBytes(t, data)
+		if err != nil {
+			return
+		}
+		if !bytes.HasPrefix(data, after) {
+			t.Fatalf("loading changed the log beyond cutting its end")
+		}
+		// What loaded loads again, the same, with nothing to cut.
+		m2, again, err := replayBytes(t, after)
+		if err != nil || !bytes.Equal(again, after) {
+			t.Fatalf("reloading the loaded log: %v (%d bytes, was %d)", err, len(again), len(after))
+		}
+		if a, b := storeState(m), storeState(m2); a != b {
+			t.Fatalf("reloaded state differs:\n%s\n%s", a, b)
+		}
+	})
+}
+
+// storeState describes a memstore's keys, expiries and filters.
+func storeState(m *memstore) string {
+	var b strings.Builder
+	_, keys := m.ks.scan(0, 1<<30, func(string) bool { return true })
+	for _, k := range slices.Sorted(slices.Values(keys)) {
+		unlock := m.ks.lock(k)
+		e := m.ks.shards[m.ks.shardOf(k)].m[k]
+		enc, _ := e.filter.MarshalBinary()
+		fmt.Fprintf(&b, "%s %d %x\n", k, e.expireAt, crc32c(enc))
+		unlock()
+	}
+	return b.String()
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }

@@ -1,0 +1,547 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// pServer is a server with a data directory and a go-redis client on it.
+type pServer struct {
+	srv  *Server
+	rdb  *redis.Client
+	dir  string
+	logs *pLogBuffer
+	done bool
+}
+
+// pLogBuffer collects a server's log lines.
+type pLogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (lb *pLogBuffer) Write(p []byte) (int, error) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.b.Write(p)
+}
+
+func (lb *pLogBuffer) String() string {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.b.String()
+}
+
+// newPServer opens a server on cfg.Dir (New's error is returned, for the
+// tests of failing starts).
+func newPServer(t testing.TB, cfg Config) (*pServer, error) {
+	t.Helper()
+	logs := &pLogBuffer{}
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	ps := &pServer{srv: srv, dir: cfg.Dir, logs: logs,
+		rdb: redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1})}
+	t.Cleanup(func() { ps.shutdown(t) })
+	return ps, nil
+}
+
+// startPServer opens a server on cfg.Dir or fails the test.
+func startPServer(t testing.TB, cfg Config) *pServer {
+	t.Helper()
+	ps, err := newPServer(t, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return ps
+}
+
+// shutdown stops the server gracefully (final snapshot).
+func (ps *pServer) shutdown(t testing.TB) {
+	t.Helper()
+	if ps.done {
+		return
+	}
+	ps.done = true
+	ps.rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ps.srv.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// do runs a command that must succeed.
+func (ps *pServer) do(t testing.TB, args ...any) any {
+	t.Helper()
+	v, err := ps.rdb.Do(context.Background(), args...).Result()
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return v
+}
+
+// info returns INFO persistence's fields.
+func (ps *pServer) info(t testing.TB) map[string]string {
+	t.Helper()
+	s, err := ps.rdb.Info(context.Background(), "persistence").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// copyDataDir copies dir's files (a crash image while the server runs:
+// what the OS has, written but maybe not fsynced).
+func copyDataDir(t testing.TB, dir string) string {
+	t.Helper()
+	dst := t.TempDir()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, de.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// dirNames lists dir's file names, sorted.
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// pKeyState is what a client sees of a key.
+type pKeyState struct {
+	info     string // BF.INFO
+	expireAt int64  // PEXPIRETIME
+}
+
+// state is every key's pKeyState.
+func (ps *pServer) state(t testing.TB) map[string]pKeyState {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := ps.rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := map[string]pKeyState{}
+	for _, k := range keys {
+		info := fmt.Sprint(ps.do(t, "BF.INFO", k))
+		st[k] = pKeyState{info: info, expireAt: ps.do(t, "PEXPIRETIME", k).(int64)}
+	}
+	return st
+}
+
+// items returns n distinct items with a prefix.
+func pItems(prefix string, n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return out
+}
+
+// assertPresent checks that every item answers BF.EXISTS 1.
+func (ps *pServer) assertPresent(t testing.TB, key string, its []any) {
+	t.Helper()
+	for len(its) > 0 {
+		n := min(len(its), 1000)
+		got := ps.do(t, append([]any{"BF.MEXISTS", key}, its[:n]...)...).([]any)
+		for i, v := range got {
+			if v != int64(1) {
+				t.Fatalf("%s: item %v is missing after restart", key, its[i])
+			}
+		}
+		its = its[n:]
+	}
+}
+
+// pWriteMix makes filters of several kinds, with TTLs, deletes, renames, a
+// flush, a LOADCHUNK copy, and returns the items each key must hold.
+func pWriteMix(t testing.TB, ps *pServer) map[string][]any {
+	t.Helper()
+	want := map[string][]any{}
+	add := func(key string, its []any) {
+		ps.do(t, append([]any{"BF.MADD", key}, its...)...)
+		want[key] = append(want[key], its...)
+	}
+	add("gone", pItems("gone", 10))
+	ps.do(t, "FLUSHALL")
+	delete(want, "gone")
+	ps.do(t, "BF.RESERVE", "grown", "0.001", "50", "EXPANSION", "3")
+	add("grown", pItems("grown", 2000)) // several sub-filters
+	ps.do(t, "BF.RESERVE", "fixed", "0.01", "1000", "NONSCALING")
+	add("fixed", pItems("fixed", 300))
+	ps.do(t, "BF.ADD", "single", "x")
+	want["single"] = []any{"x"}
+	ps.do(t, "BF.INSERT", "ins", "CAPACITY", "500", "ERROR", "0.05", "ITEMS", "a", "b", "c")
+	want["ins"] = []any{"a", "b", "c"}
+	add("ttl", pItems("ttl", 5))
+	ps.do(t, "PEXPIRE", "ttl", "3600000")
+	add("persisted", pItems("p", 5))
+	ps.do(t, "EXPIRE", "persisted", "3600")
+	ps.do(t, "PERSIST", "persisted")
+	add("old-name", pItems("renamed", 50))
+	ps.do(t, "RENAME", "old-name", "new-name")
+	want["new-name"] = want["old-name"]
+	delete(want, "old-name")
+	add("deleted", pItems("d", 5))
+	ps.do(t, "DEL", "deleted")
+	delete(want, "deleted")
+	add("expired", pItems("e", 5))
+	ps.do(t, "PEXPIRE", "expired", "1")
+	delete(want, "expired")
+	for it := int64(0); ; {
+		r := ps.do(t, "BF.SCANDUMP", "grown", it).([]any)
+		it = r[0].(int64)
+		if it == 0 {
+			break
+		}
+		ps.do(t, "BF.LOADCHUNK", "copy", it, r[1])
+	}
+	want["copy"] = want["grown"]
+	time.Sleep(5 * time.Millisecond) // "expired" expires
+	return want
+}
+
+// assertSameState checks that after has the state before had and every item.
+func assertSameState(t testing.TB, before map[string]pKeyState, after *pServer, want map[string][]any) {
+	t.Helper()
+	got := after.state(t)
+	for k, st := range before {
+		if got[k] != st {
+			t.Errorf("key %s: after restart %+v, before %+v", k, got[k], st)
+		}
+	}
+	for k := range got {
+		if _, ok := before[k]; !ok {
+			t.Errorf("key %s appeared after restart", k)
+		}
+	}
+	for k, its := range want {
+		after.assertPresent(t, k, its)
+	}
+}
+
+func TestPersistRestartAfterShutdown(t *testing.T) {
+	dir := t.TempDir()
+	for _, policy := range []string{"always", "everysec", "no"} {
+		t.Run(policy, func(t *testing.T) {
+			dir := filepath.Join(dir, policy)
+			ps := startPServer(t, Config{Dir: dir, AppendFsync: policy})
+			want := pWriteMix(t, ps)
+			before := ps.state(t)
+			if len(before) != len(want) {
+				t.Fatalf("keys %v, want those of %v", before, want)
+			}
+			ps.shutdown(t)
+			if got := dirNames(t, dir); !slices.Equal(got, []string{"LOCK", "appendonly.2.aof", "snapshot.2.bdb"}) {
+				t.Errorf("files after shutdown: %v", got)
+			}
+			ps2 := startPServer(t, Config{Dir: dir, AppendFsync: policy})
+			assertSameState(t, before, ps2, want)
+			if ttl := ps2.do(t, "PTTL", "ttl").(int64); ttl <= 0 || ttl > 3600000 {
+				t.Errorf("PTTL ttl = %d after restart", ttl)
+			}
+			ps2.shutdown(t)
+			ps3 := startPServer(t, Config{Dir: dir, AppendFsync: policy}) // from the second snapshot
+			assertSameState(t, before, ps3, want)
+		})
+	}
+}
+
+func TestPersistReplayWithoutShutdown(t *testing.T) {
+	for _, policy := range []string{"always", "everysec", "no"} {
+		t.Run(policy, func(t *testing.T) {
+			ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: policy})
+			want := pWriteMix(t, ps)
+			before := ps.state(t)
+			crash := copyDataDir(t, ps.dir) // every reply came after waitDurable
+			if got := dirNames(t, crash); !slices.Equal(got, []string{"LOCK", "appendonly.1.aof"}) {
+				t.Errorf("files: %v", got)
+			}
+			ps2 := startPServer(t, Config{Dir: crash, AppendFsync: policy})
+			assertSameState(t, before, ps2, want)
+			if !strings.Contains(ps2.logs.String(), "records_replayed=") {
+				t.Errorf("no replay logged:\n%s", ps2.logs)
+			}
+		})
+	}
+}
+
+// A key with a TTL that passes before the restart, made persistent
+// before it passed, must survive the replay: the log's past is replayed
+// with the clock stopped.
+func TestPersistReplayDoesNotExpire(t *testing.T) {
+	ps := startPServer(t, Config{Dir: t.TempDir()})
+	ps.do(t, "BF.ADD", "k", "item")
+	ps.do(t, "PEXPIRE", "k", "300")
+	ps.do(t, "PERSIST", "k")
+	ps.do(t, "BF.ADD", "short", "item")
+	ps.do(t, "PEXPIRE", "short", "300")
+	crash := copyDataDir(t, ps.dir)
+	time.Sleep(400 * time.Millisecond)
+	ps2 := startPServer(t, Config{Dir: crash})
+	if got := ps2.do(t, "BF.EXISTS", "k", "item"); got != int64(1) {
+		t.Fatalf("k lost in replay: BF.EXISTS = %v", got)
+	}
+	if got := ps2.do(t, "PTTL", "k"); got != int64(-1) {
+		t.Errorf("PTTL k = %v, want -1", got)
+	}
+	if got := ps2.do(t, "EXISTS", "short"); got != int64(0) {
+		t.Errorf("short should have expired: EXISTS = %v", got)
+	}
+}
+
+func TestPersistSaveThenWrites(t *testing.T) {
+	ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "always"})
+	ps.do(t, append([]any{"BF.MADD", "a"}, pItems("a", 500)...)...)
+	if got := ps.do(t, "SAVE"); got != "OK" {
+		t.Fatalf("SAVE = %v", got)
+	}
+	if got := dirNames(t, ps.dir); !slices.Equal(got, []string{"LOCK", "appendonly.2.aof", "snapshot.2.bdb"}) {
+		t.Errorf("files after SAVE: %v", got)
+	}
+	inf := ps.info(t)
+	if inf["snapshot_generation"] != "2" || inf["rdb_changes_since_last_save"] != "0" || inf["rdb_last_bgsave_ok"] != "1" {
+		t.Errorf("INFO after SAVE: %v", inf)
+	}
+	if last := ps.do(t, "LASTSAVE").(int64); time.Since(time.Unix(last, 0)) > time.Minute {
+		t.Errorf("LASTSAVE = %d", last)
+	}
+	ps.do(t, append([]any{"BF.MADD", "a"}, pItems("a2", 500)...)...)
+	ps.do(t, append([]any{"BF.MADD", "b"}, pItems("b", 100)...)...)
+	ps.do(t, "DEL", "b")
+	before := ps.state(t)
+	want := map[string][]any{"a": append(pItems("a", 500), pItems("a2", 500)...)}
+
+	crash := copyDataDir(t, ps.dir)
+	ps2 := startPServer(t, Config{Dir: crash})
+	assertSameState(t, before, ps2, want)
+
+	ps.shutdown(t)
+	ps3 := startPServer(t, Config{Dir: ps.dir})
+	assertSameState(t, before, ps3, want)
+}
+
+// BGSAVE while clients write: every acknowledged item survives a restart
+// from the snapshot and the log after it, with the same counts.
+func TestPersistBGSaveUnderLoad(t *testing.T) {
+	ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "everysec"})
+	ctx := context.Background()
+	const writers = 4
+	acked := make([][]any, writers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("k%d", w%2)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				its := pItems(fmt.Sprintf("w%d-%d", w, i), 20)
+				if err := ps.rdb.Do(ctx, append([]any{"BF.MADD", key}, its...)...).Err(); err != nil {
+					t.Errorf("MADD: %v", err)
+					return
+				}
+				acked[w] = append(acked[w], its...)
+			}
+		}()
+	}
+	for range 3 {
+		time.Sleep(50 * time.Millisecond)
+		last := ps.info(t)["rdb_saves"]
+		if got, err := ps.rdb.Do(ctx, "BGSAVE").Result(); err != nil || got != "Background saving started" {
+			t.Fatalf("BGSAVE = %v, %v", got, err)
+		}
+		for ps.info(t)["rdb_saves"] == last {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	crash := copyDataDir(t, ps.dir) // snapshot 4 and the log after it, while writes go on
+	close(stop)
+	wg.Wait()
+	before := ps.state(t)
+	ps.shutdown(t)
+
+	// The crash image holds the snapshot and a log that is a prefix of
+	// what followed: every item acknowledged before the copy is there.
+	if got := dirNames(t, crash); !slices.Contains(got, "snapshot.4.bdb") || !slices.Contains(got, "appendonly.4.aof") {
+		t.Fatalf("crash image: %v", got)
+	}
+	ps2 := startPServer(t, Config{Dir: ps.dir})
+	assertSameState(t, before, ps2, nil)
+	for w, its := range acked {
+		ps2.assertPresent(t, fmt.Sprintf("k%d", w%2), its)
+	}
+	ps3 := startPServer(t, Config{Dir: crash})
+	if n := len(ps3.state(t)); n != 2 {
+		t.Errorf("crash image has %d keys", n)
+	}
+}
+
+func TestPersistAutoRewrite(t *testing.T) {
+	ps := startPServer(t, Config{Dir: t.TempDir(), AOFRewriteMinSize: 4 << 10, AOFRewritePercent: 50})
+	want := map[string][]any{}
+	for i := range 40 {
+		its := pItems(fmt.Sprintf("batch%d", i), 20)
+		ps.do(t, append([]any{"BF.MADD", "k"}, its...)...)
+		want["k"] = append(want["k"], its...)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ps.info(t)["snapshot_generation"] == "0" || ps.info(t)["aof_rewrite_in_progress"] == "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no automatic snapshot: %v", ps.info(t))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	inf := ps.info(t)
+	gen := inf["snapshot_generation"]
+	if got := dirNames(t, ps.dir); !slices.Equal(got, []string{"LOCK", "appendonly." + gen + ".aof", "snapshot." + gen + ".bdb"}) {
+		t.Errorf("files after the automatic snapshot %s: %v (old ones must be deleted)", gen, got)
+	}
+	if !strings.Contains(ps.logs.String(), "automatic snapshot") {
+		t.Errorf("not logged:\n%s", ps.logs)
+	}
+	before := ps.state(t)
+	crash := copyDataDir(t, ps.dir)
+	ps2 := startPServer(t, Config{Dir: crash})
+	assertSameState(t, before, ps2, want)
+}
+
+func TestPersistSecondServerSameDir(t *testing.T) {
+	dir := t.TempDir()
+	ps := startPServer(t, Config{Dir: dir})
+	ps.do(t, "BF.ADD", "k", "x")
+	if _, err := newPServer(t, Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "in use by another bloomery server") {
+		t.Fatalf("second server on %s: %v", dir, err)
+	}
+	ps.do(t, "BF.ADD", "k", "y") // the first is unharmed
+	ps.shutdown(t)
+	ps2 := startPServer(t, Config{Dir: dir}) // the lock is released
+	ps2.assertPresent(t, "k", []any{"x", "y"})
+}
+
+func TestPersistLogGaps(t *testing.T) {
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"appendonly.1.aof", "appendonly.3.aof"}, "appendonly.3.aof is there but appendonly.2.aof"},
+		{[]string{"appendonly.2.aof"}, "appendonly.2.aof is there but a snapshot"},
+		{[]string{"snapshot.2.bdb", "appendonly.3.aof"}, "appendonly.3.aof is there but appendonly.2.aof"},
+	} {
+		dir := t.TempDir()
+		for _, f := range tc.files {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := newPServer(t, Config{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.files, err, tc.want)
+		}
+	}
+}
+
+// Leftover temporary files (a snapshot a crash interrupted) are deleted;
+// a snapshot alone (its log lost) still loads, with a warning.
+func TestPersistLeftovers(t *testing.T) {
+	ps := startPServer(t, Config{Dir: t.TempDir()})
+	ps.do(t, "BF.MADD", "k", "a", "b")
+	ps.do(t, "SAVE")
+	ps.shutdown(t)
+	if err := os.WriteFile(filepath.Join(ps.dir, "snapshot.4.bdb.tmp"), []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ps.dir, "appendonly.3.aof")); err != nil {
+		t.Fatal(err)
+	}
+	ps2 := startPServer(t, Config{Dir: ps.dir})
+	ps2.assertPresent(t, "k", []any{"a", "b"})
+	if !strings.Contains(ps2.logs.String(), "no log after the snapshot") {
+		t.Errorf("no warning:\n%s", ps2.logs)
+	}
+	if got := dirNames(t, ps.dir); !slices.Equal(got, []string{"LOCK", "appendonly.3.aof", "snapshot.3.bdb"}) {
+		t.Errorf("files: %v", got)
+	}
+}
+
+// After close, appending and waiting fail without panicking.
+func TestPersistAfterClose(t *testing.T) {
+	m := newMemstore(0, 0)
+	cfg, _ := Config{Dir: t.TempDir()}.withDefaults()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	p, err := openPersistence(m, cfg, cfg.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.journal, m.persist = p, p
+	m.Reserve(context.Background(), "k", defaultCreate)
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.close(); err != nil {
+		t.Fatal(err)
+	}
+	m.Reserve(context.Background(), "k2", defaultCreate)
+	if err := p.waitDurable(); err == nil {
+		t.Error("waitDurable after close: no error")
+	}
+	if err := p.bgsave(); err == nil {
+		t.Error("bgsave after close: no error")
+	}
+	if err := p.close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	_ = p.info()
+}

@@ -1,0 +1,277 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomery/bloom"
+)
+
+// A snapshot is the keyspace at one instant, the cut, written without
+// stopping the world for long (see persist.go for when and why):
+//
+//  1. cut: with every key locked, the log is rotated (the old log flushed
+//     and fsynced, a new one opened: later changes go there) and the keys
+//     are listed with their entry and expiry; each is pending.
+//  2. While pending, an entry's filter is copied (Clone) by the keyspace's
+//     modifying hook, just before its first change after the cut.
+//  3. The writer takes each pending entry's filter as it was at the cut:
+//     the hook's copy, or else a copy it makes itself, and encodes it with
+//     no lock held. Keys deleted or renamed after the cut are written as
+//     they were at the cut: the cut is what counts.
+//
+// The hook and the writer meet on a mutex of the key's cut record, not
+// on the key's shard lock: a key renamed after the cut lives in another
+// shard, but its entry (and filter) is the same, and every change to a
+// filter calls the hook, which waits while the writer copies.
+//
+// File (all integers little-endian):
+//
+//	header   "BLOOMSNP", u32 version 1, u32 flags 0, u64 generation,
+//	         i64 creation time (Unix ms)                         32 bytes
+//	record   'K', u32 key length, key, i64 expiry (Unix ms, 0 none),
+//	         u64 filter length, the filter (bloom kind-2 encoding),
+//	         u32 CRC-32C of the record from 'K' to here
+//	trailer  'E', u64 number of records, u32 CRC-32C of the file before it
+
+const (
+	snapMagic     = "BLOOMSNP"
+	snapVersion   = 1
+	snapHeaderLen = 32
+	tagKey        = 'K'
+	tagEnd        = 'E'
+)
+
+var le = binary.LittleEndian
+
+// snapCut is a snapshot in progress: the keys at the cut.
+type snapCut struct {
+	gen     uint64 // the snapshot's generation: the log opened at the cut
+	created time.Time
+	dirty   int64 // changes counted before the cut
+	keys    []cutKey
+	pending map[*entry]*cutKey // read-only after the cut
+}
+
+// cutKey is one key at the cut.
+type cutKey struct {
+	name     string
+	expireAt int64
+
+	mu    sync.Mutex
+	taken atomic.Bool     // copy is the filter as at the cut
+	e     *entry          // until the writer takes its filter
+	copy  *bloom.Scalable // made by keep
+}
+
+// keep copies the filter as it is now, unless a copy was made: the hook
+// calls it before a change, the writer when it gets to the key.
+func (k *cutKey) keep() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.taken.Load() {
+		k.copy = k.e.filter.Clone()
+		k.taken.Store(true)
+	}
+}
+
+// take returns the filter as it was at the cut and forgets it.
+func (k *cutKey) take() *bloom.Scalable {
+	k.keep()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	f := k.copy
+	k.copy, k.e = nil, nil
+	return f
+}
+
+// modifying is the keyspace's hook, called under a key's shard lock
+// before its filter changes in place.
+func (p *persistence) modifying(_ string, e *entry) {
+	c := p.cut.Load()
+	if c == nil {
+		return
+	}
+	if k := c.pending[e]; k != nil && !k.taken.Load() {
+		k.keep()
+	}
+}
+
+// takeCut is step 1. It returns how long the keys were locked. With
+// final (close), every later append is refused: the snapshot is the last
+// state.
+func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
+	p.wmu.Lock() // most of the log goes to disk before the world stops
+	err := p.flushLocked(true)
+	p.wmu.Unlock()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	unlock := p.m.ks.lockAll()
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	err = p.flushLocked(true)
+	if err == nil {
+		err = p.openLog(p.gen + 1)
+	}
+	if err != nil {
+		unlock()
+		return nil, 0, err
+	}
+	p.dirDirty = true
+	c := &snapCut{gen: p.gen, created: time.Now()}
+	p.collect(c)
+	p.mu.Lock()
+	c.dirty = p.dirty
+	p.closed = p.closed || final
+	p.mu.Unlock()
+	p.cut.Store(c)
+	unlock()
+	pause := time.Since(start)
+	p.flushLocked(true) // the new log's directory entry; a failure is reported to waiters
+	return c, pause, nil
+}
+
+// collect lists the unexpired keys; the caller holds every shard lock.
+func (p *persistence) collect(c *snapCut) {
+	ks := p.m.ks
+	n := 0
+	for i := range ks.shards {
+		n += len(ks.shards[i].m)
+	}
+	c.keys = make([]cutKey, n)
+	now := ks.now().UnixMilli()
+	n = 0
+	for i := range ks.shards {
+		for name, e := range ks.shards[i].m {
+			if e.expireAt != 0 && e.expireAt <= now {
+				continue
+			}
+			k := &c.keys[n]
+			k.name, k.expireAt, k.e = name, e.expireAt, e
+			n++
+		}
+	}
+	c.keys = c.keys[:n]
+	c.pending = make(map[*entry]*cutKey, n)
+	for i := range c.keys {
+		c.pending[c.keys[i].e] = &c.keys[i]
+	}
+}
+
+// writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb.tmp, fsyncs
+// it, renames it to snapshot.G.bdb and fsyncs the directory. It returns
+// the file's size.
+func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
+	name := filepath.Join(p.dir, snapshotName(c.gen))
+	tmp := name + tmpSuffix
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("server: create snapshot: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	sw := &snapWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	sw.header(c.gen, c.created)
+	for i := range c.keys {
+		if sw.err != nil {
+			break
+		}
+		k := &c.keys[i]
+		if len(k.name) > math.MaxUint32 {
+			sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
+			break
+		}
+		sw.record(k.name, k.expireAt, k.take())
+	}
+	sw.trailer(uint64(len(c.keys)))
+	err = sw.err
+	if err == nil {
+		err = sw.w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Close()
+		done = true
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err == nil {
+		err = syncDir(p.dir)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("server: write snapshot %s: %w", name, err)
+	}
+	return sw.n, nil
+}
+
+// snapWriter writes a snapshot, keeping the CRCs of the file and of the
+// current record. Its first error sticks.
+type snapWriter struct {
+	w        *bufio.Writer
+	n        int64
+	all, rec uint32
+	err      error
+	num      [8]byte
+}
+
+func (sw *snapWriter) Write(b []byte) (int, error) {
+	if sw.err != nil {
+		return 0, sw.err
+	}
+	n, err := sw.w.Write(b)
+	sw.all = crc32.Update(sw.all, castagnoli, b[:n])
+	sw.rec = crc32.Update(sw.rec, castagnoli, b[:n])
+	sw.n += int64(n)
+	sw.err = err
+	return n, err
+}
+
+func (sw *snapWriter) u32(v uint32) { sw.Write(le.AppendUint32(sw.num[:0], v)) }
+func (sw *snapWriter) u64(v uint64) { sw.Write(le.AppendUint64(sw.num[:0], v)) }
+
+func (sw *snapWriter) header(gen uint64, created time.Time) {
+	sw.Write([]byte(snapMagic))
+	sw.u32(snapVersion)
+	sw.u32(0)
+	sw.u64(gen)
+	sw.u64(uint64(created.UnixMilli()))
+}
+
+func (sw *snapWriter) record(key string, expireAt int64, f *bloom.Scalable) {
+	sw.rec = 0
+	sw.Write([]byte{tagKey})
+	sw.u32(uint32(len(key)))
+	sw.Write([]byte(key))
+	sw.u64(uint64(expireAt))
+	size := f.EncodedSize()
+	sw.u64(uint64(size))
+	if n, err := f.WriteTo(sw); err == nil && n != size && sw.err == nil {
+		sw.err = fmt.Errorf("key %q: encoded %d bytes, expected %d", key, n, size)
+	}
+	sw.u32(sw.rec)
+}
+
+func (sw *snapWriter) trailer(count uint64) {
+	sw.Write([]byte{tagEnd})
+	sw.u64(count)
+	sw.u32(sw.all)
+}

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"path/filepath"
+
+	"github.com/bloomery/bloom"
+)
+
+// snapReader reads a snapshot, keeping its offset and the CRCs of the
+// file and of the current record. Reads stop at end: the file's size, or
+// the end of a filter's encoding while one is decoded; Len is what is
+// left before it, so bloom.LoadScalable checks sizes against the bytes
+// that are really there before allocating.
+type snapReader struct {
+	r        *bufio.Reader
+	off, end int64
+	all, rec uint32
+}
+
+func (sr *snapReader) Read(b []byte) (int, error) {
+	left := sr.end - sr.off
+	if left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > left {
+		b = b[:left]
+	}
+	n, err := sr.r.Read(b)
+	sr.all = crc32.Update(sr.all, castagnoli, b[:n])
+	sr.rec = crc32.Update(sr.rec, castagnoli, b[:n])
+	sr.off += int64(n)
+	return n, err
+}
+
+func (sr *snapReader) Len() int { return int(sr.end - sr.off) }
+
+// bytes reads n bytes, n checked against what is left first.
+func (sr *snapReader) bytes(n uint64) ([]byte, error) {
+	if n > uint64(sr.Len()) {
+		return nil, fmt.Errorf("%d bytes announced, %d left in the file", n, sr.Len())
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(sr, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (sr *snapReader) u32() (uint32, error) {
+	b, err := sr.bytes(4)
+	if err != nil {
+		return 0, err
+	}
+	return le.Uint32(b), nil
+}
+
+func (sr *snapReader) u64() (uint64, error) {
+	b, err := sr.bytes(8)
+	if err != nil {
+		return 0, err
+	}
+	return le.Uint64(b), nil
+}
+
+// loadSnapshot restores snapshot gen's keys into the memstore and
+// returns their number. Any defect is an error naming the file and the
+// offset of the record (or header, or trailer) at fault.
+func (p *persistence) loadSnapshot(gen uint64) (int64, error) {
+	name := filepath.Join(p.dir, snapshotName(gen))
+	f, size, err := openSized(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sr := &snapReader{r: bufio.NewReaderSize(f, 1<<20), end: size}
+	n, off, err := p.readSnapshot(sr, gen)
+	if err != nil {
+		return n, fmt.Errorf("server: %s: offset %d: %w; the snapshot cannot be loaded: restore the directory from a backup "+
+			"(moving the file away loses the keys it holds)", name, off, err)
+	}
+	return n, nil
+}
+
+// readSnapshot reads a snapshot from sr; on error it also returns the
+// offset of the part at fault.
+func (p *persistence) readSnapshot(sr *snapReader, gen uint64) (keys int64, off int64, err error) {
+	hdr, err := sr.bytes(snapHeaderLen)
+	if err != nil {
+		return 0, 0, fmt.Errorf("header: %w", err)
+	}
+	switch {
+	case string(hdr[:8]) != snapMagic:
+		return 0, 0, fmt.Errorf("not a bloomery snapshot (magic %q)", hdr[:8])
+	case le.Uint32(hdr[8:]) != snapVersion || le.Uint32(hdr[12:]) != 0:
+		return 0, 0, fmt.Errorf("unsupported snapshot version %d, flags %#x", le.Uint32(hdr[8:]), le.Uint32(hdr[12:]))
+	case le.Uint64(hdr[16:]) != gen:
+		return 0, 0, fmt.Errorf("the header says generation %d, the name %d", le.Uint64(hdr[16:]), gen)
+	}
+	for {
+		off = sr.off
+		sr.rec = 0
+		tag, err := sr.bytes(1)
+		if err != nil {
+			return keys, off, errors.New("the file ends before its trailer")
+		}
+		switch tag[0] {
+		case tagEnd:
+			return keys, off, sr.trailer(keys)
+		case tagKey:
+			if err := p.readRecord(sr); err != nil {
+				return keys, off, err
+			}
+			keys++
+		default:
+			return keys, off, fmt.Errorf("unknown record tag %#x", tag[0])
+		}
+	}
+}
+
+// trailer checks the trailer after its tag.
+func (sr *snapReader) trailer(keys int64) error {
+	count, err := sr.u64()
+	if err != nil {
+		return fmt.Errorf("trailer: %w", err)
+	}
+	want := sr.all
+	got, err := sr.u32()
+	switch {
+	case err != nil:
+		return fmt.Errorf("trailer: %w", err)
+	case got != want:
+		return fmt.Errorf("checksum mismatch over the file (the trailer says %08x, the bytes give %08x)", got, want)
+	case count != uint64(keys):
+		return fmt.Errorf("the trailer counts %d keys, the file holds %d", count, keys)
+	case sr.Len() != 0:
+		return fmt.Errorf("%d bytes after the trailer", sr.Len())
+	}
+	return nil
+}
+
+// readRecord reads one key's record after its tag and restores the key.
+func (p *persistence) readRecord(sr *snapReader) error {
+	klen, err := sr.u32()
+	if err != nil {
+		return err
+	}
+	key, err := sr.bytes(uint64(klen))
+	if err != nil {
+		return fmt.Errorf("key: %w", err)
+	}
+	at, err := sr.u64()
+	if err != nil {
+		return err
+	}
+	flen, err := sr.u64()
+	if err != nil {
+		return err
+	}
+	if flen > uint64(sr.Len()) {
+		return fmt.Errorf("key %q: a filter of %d bytes announced, %d left in the file", key, flen, sr.Len())
+	}
+	fileEnd := sr.end
+	sr.end = sr.off + int64(flen)
+	f, derr := bloom.LoadScalable(sr, bloom.WithMaxBytes(max(p.m.maxFilter, flen)))
+	if derr == nil && sr.Len() != 0 {
+		derr = fmt.Errorf("%d bytes after the filter's encoding", sr.Len())
+	}
+	if _, err := io.Copy(io.Discard, sr); err != nil {
+		return err
+	}
+	sr.end = fileEnd
+	want := sr.rec
+	got, err := sr.u32()
+	switch {
+	case err != nil:
+		return fmt.Errorf("key %q: record checksum: %w", key, err)
+	case got != want:
+		return fmt.Errorf("checksum mismatch in the record of key %q (it says %08x, its bytes give %08x)", key, got, want)
+	case derr != nil:
+		return fmt.Errorf("key %q: %w", key, derr)
+	case int64(at) < 0:
+		return fmt.Errorf("key %q: expiry %d", key, int64(at))
+	}
+	p.m.restore(string(key), f, int64(at))
+	return nil
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// bareStore is a memstore loaded from dir's snapshot gen alone (and the
+// logs given), to compare with the state a snapshot was cut from.
+func bareStore(t *testing.T, dir string, gen uint64, logs ...uint64) *memstore {
+	t.Helper()
+	m := newMemstore(0, 0)
+	p := &persistence{m: m, dir: dir, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := p.loadSnapshot(gen); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range logs {
+		if _, err := p.replayLog(filepath.Join(dir, logName(l)), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+func mustAdd(t testing.TB, m *memstore, key string, its ...string) {
+	t.Helper()
+	b := make([][]byte, len(its))
+	for i, s := range its {
+		b[i] = []byte(s)
+	}
+	if _, err := m.Add(context.Background(), key, b, &defaultCreate, make([]bool, len(b))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func nItems(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprint(prefix, i)
+	}
+	return out
+}
+
+// The snapshot is the keyspace at the cut, whatever happens after it:
+// changes in place (the hook's copies), a rename then a change under the
+// new name (another shard), deletes, LOADCHUNK, expiry changes, a flush;
+// and the snapshot plus the log after it is the state at the end.
+func TestSnapshotIsTheCut(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, p := openTestPersistence(t, dir, "everysec")
+	defer p.close()
+	for _, k := range []string{"grow", "moved", "deleted", "loaded", "ttl"} {
+		mustAdd(t, m, k, nItems(k, 150)...) // past capacity: two sub-filters
+	}
+	m.PExpireAt(ctx, "ttl", time.Now().Add(time.Hour).UnixMilli(), expireAlways)
+	atCut := storeState(m)
+
+	c, _, err := p.takeCut(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, m, "grow", nItems("more", 300)...) // grows a third sub-filter
+	if err := m.Rename(ctx, "moved", "moved-to"); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, m, "moved-to", nItems("after-rename", 50)...)
+	m.Delete(ctx, []string{"deleted"})
+	_, chunk, _ := m.ScanDump(ctx, "grow", 1)
+	if err := m.LoadChunk(ctx, "loaded", 1+int64(len(chunk)), chunk); err != nil { // its first sub-filter's bits
+		t.Fatal(err)
+	}
+	m.Persist(ctx, "ttl")
+	mustAdd(t, m, "new", "x")
+	if _, err := p.writeSnapshot(c); err != nil {
+		t.Fatal(err)
+	}
+	p.cut.Store(nil)
+	if got := storeState(bareStore(t, dir, c.gen)); got != atCut {
+		t.Fatalf("snapshot:\n%s\nstate at the cut:\n%s", got, atCut)
+	}
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := storeState(bareStore(t, dir, c.gen, c.gen)), storeState(m); got != want {
+		t.Fatalf("snapshot + log:\n%s\nstate now:\n%s", got, want)
+	}
+	m.Flush(ctx)
+	if err := p.save(); err != nil {
+		t.Fatal(err)
+	}
+	if got := storeState(bareStore(t, dir, c.gen+1)); got != "" {
+		t.Fatalf("snapshot after FLUSHALL holds %s", got)
+	}
+}
+
+// Snapshots while goroutines add, rename and delete: with -race, the
+// hook, the writer and the changes do not race, and each snapshot plus
+// the log after it is the final state.
+func TestSnapshotConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	m, p := openTestPersistence(t, dir, "no")
+	defer p.close()
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := fmt.Sprintf("k%d", i%8)
+				mustAdd(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
+				switch i % 50 {
+				case 17:
+					m.Rename(ctx, k, fmt.Sprintf("r%d-%d", w, i))
+				case 33:
+					m.Delete(ctx, []string{k})
+				}
+			}
+		}()
+	}
+	var last *snapCut
+	for range 5 {
+		time.Sleep(20 * time.Millisecond)
+		c, _, err := p.takeCut(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.writeSnapshot(c); err != nil {
+			t.Fatal(err)
+		}
+		p.cut.Store(nil)
+		last = c
+	}
+	close(stop)
+	wg.Wait()
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := storeState(bareStore(t, dir, last.gen, last.gen)), storeState(m); got != want {
+		t.Fatalf("snapshot + log:\n%s\nstate:\n%s", got, want)
+	}
+}
+
+// A crash before the snapshot's rename leaves the old logs; one after it,
+// before the old files are deleted, leaves both: each loads the same.
+func TestSnapshotCrashPoints(t *testing.T) {
+	dir := t.TempDir()
+	m, p := openTestPersistence(t, dir, "always")
+	defer p.close()
+	mustAdd(t, m, "a", nItems("a", 100)...)
+	c, _, err := p.takeCut(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, m, "a", nItems("b", 100)...)
+	mustAdd(t, m, "b", "x")
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	beforeRename := copyDataDir(t, dir)
+	if _, err := p.writeSnapshot(c); err != nil {
+		t.Fatal(err)
+	}
+	p.cut.Store(nil)
+	afterRename := copyDataDir(t, dir)
+	want := storeState(m)
+	for crash, files := range map[string]string{
+		beforeRename: "LOCK appendonly.1.aof appendonly.2.aof",
+		afterRename:  "LOCK appendonly.2.aof snapshot.2.bdb", // log 1 is obsolete
+	} {
+		m2, p2 := openTestPersistence(t, crash, "always")
+		if got := storeState(m2); got != want {
+			t.Errorf("%v: loaded\n%s\nwant\n%s", dirNames(t, crash), got, want)
+		}
+		if got := strings.Join(dirNames(t, crash), " "); got != files {
+			t.Errorf("files after loading: %s, want %s", got, files)
+		}
+		p2.close()
+	}
+}
+
+// snapshotImage is a directory holding one snapshot (generation 2) of a
+// few keys, and its bytes.
+func snapshotImage(t *testing.T) (string, []byte) {
+	dir := t.TempDir()
+	m, p := openTestPersistence(t, dir, "everysec")
+	mustAdd(t, m, "k1", nItems("x", 10)...)
+	mustAdd(t, m, "k2", "y")
+	m.PExpireAt(context.Background(), "k2", time.Now().Add(time.Hour).UnixMilli(), expireAlways)
+	if err := p.close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, snapshotName(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, b
+}
+
+// Every flipped byte and every truncation of a snapshot stops the start
+// with an error naming the file.
+func TestPersistCorruptSnapshot(t *testing.T) {
+	image, snap := snapshotImage(t)
+	name := snapshotName(2)
+	try := func(what string, b []byte) {
+		dir := copyDataDir(t, image)
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		_, err := newPServer(t, Config{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, name)) || !strings.Contains(err.Error(), "restore the directory from a backup") {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	step := max(1, len(snap)/300)
+	for pos := 0; pos < len(snap); pos++ {
+		if pos > 200 && pos < len(snap)-40 && pos%step != 0 {
+			continue
+		}
+		b := append([]byte(nil), snap...)
+		b[pos] ^= 0x04
+		try(fmt.Sprintf("byte %d flipped", pos), b)
+		try(fmt.Sprintf("cut at %d", pos), snap[:pos])
+	}
+	try("a byte more", append(append([]byte(nil), snap...), 0))
+}
+
+func FuzzLoadSnapshot(f *testing.F) {
+	dir := f.TempDir()
+	m, p := openTestPersistence(f, dir, "everysec")
+	mustAdd(f, m, "k", nItems("x", 200)...)
+	p.close()
+	snap, err := os.ReadFile(filepath.Join(dir, snapshotName(2)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(snap)
+	f.Add(snap[:100])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, snapshotName(1)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := newMemstore(1<<20, 0)
+		p := &persistence{m: m, dir: dir, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if _, err := p.loadSnapshot(1); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
+			t.Fatalf("error without the file's name: %v", err)
+		}
+		if used := m.used.Load(); used > uint64(len(data)) {
+			t.Fatalf("a snapshot of %d bytes loaded %d bytes of filters", len(data), used)
+		}
+	})
+}
