@@ -9,6 +9,8 @@
 //
 //	calc    print the size, hash count and expected false-positive rates
 //	        of a filter for n items at rate p, for each layout
+//	fpr     measure a filter's false-positive rate: insert N items, probe
+//	        M never-inserted ones (in memory, on Redis or on a server)
 //	serve   run the RedisBloom-compatible server (BF.* over the Redis
 //	        protocol), durable on local disk or in front of Redis
 //
@@ -103,6 +105,7 @@ Exit status: 0 on success, 1 when a command fails, 2 for usage errors.`,
 	root.AddCommand(
 		newCalcCmd(),
 		newServeCmd(),
+		newFprCmd(),
 	)
 	return root
 }
