@@ -7,18 +7,27 @@
 //
 // Commands:
 //
+//	build   build a filter file from lines (or NUL-separated items) of
+//	        files or standard input
 //	calc    print the size, hash count and expected false-positive rates
 //	        of a filter for n items at rate p, for each layout
+//	check   print the items that may be in a filter file, like grep
+//	        (exit status 0 if any, 1 if none, 2 on error)
+//	dedup   print each line the first time it is seen, optionally
+//	        remembering the lines between runs
 //	fpr     measure a filter's false-positive rate: insert N items, probe
 //	        M never-inserted ones (in memory, on Redis or on a server)
+//	info    describe a filter file: parameters, fill, estimated items
+//	        and false-positive rate
 //	serve   run the RedisBloom-compatible server (BF.* over the Redis
 //	        protocol), durable on local disk or in front of Redis
 //
 // Run "bloomery <command> --help" for a command's flags and examples.
 //
 // Exit status is 0 on success, 1 when a command fails, and 2 for usage
-// errors: an unknown command or flag, or a flag value out of range. Errors
-// go to standard error; reports go to standard output.
+// errors: an unknown command or flag, or a flag value out of range; check
+// has grep's statuses instead. Errors go to standard error; reports go to
+// standard output.
 package main
 
 import (
@@ -58,6 +67,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cmd == nil {
 		cmd = root
+	}
+	var st *exitStatus
+	if errors.As(err, &st) {
+		if st.err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), st.err)
+		}
+		return st.code
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
 	var ue *usageError
@@ -105,6 +121,10 @@ Exit status: 0 on success, 1 when a command fails, 2 for usage errors.`,
 	root.AddCommand(
 		newCalcCmd(),
 		newServeCmd(),
+		newBuildCmd(),
+		newCheckCmd(),
+		newInfoCmd(),
+		newDedupCmd(),
 		newFprCmd(),
 	)
 	return root
@@ -120,6 +140,23 @@ func (e *usageError) Unwrap() error { return e.err }
 func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
+
+// exitStatus makes run exit with code, after printing err unless it is
+// nil: check's grep-like statuses, 1 (silently) when nothing matched and
+// 2 when it fails.
+type exitStatus struct {
+	code int
+	err  error
+}
+
+func (e *exitStatus) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitStatus) Unwrap() error { return e.err }
 
 // noArgs is cobra.NoArgs returning a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
