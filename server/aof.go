@@ -18,7 +18,7 @@ import (
 // A waiter needs written (or synced, with always) ≥ the appended position
 // it saw; whoever takes wmu writes everything buffered so far, so the
 // waiters queued behind it usually find their records already durable:
-// group commit without a dedicated goroutine.
+// group commit without a dedicated goroutine (see waitDurable).
 
 // castagnoli is the CRC-32C table of log records and snapshots.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -126,6 +126,11 @@ func (p *persistence) append(args ...[]byte) {
 // the OS (everysec, no) or fsynced (always), or with the error that
 // prevented it. While a write or fsync has failed, every wait retries
 // both and fails until they succeed.
+//
+// Group commit: one waiter at a time is the leader and writes (and
+// fsyncs) everything buffered; the others sleep on a condition variable
+// and all wake when it is done, to find their records durable or to
+// elect the next leader, who takes everything appended meanwhile.
 func (p *persistence) waitDurable() error {
 	target := p.appended.Load()
 	done := &p.written
@@ -135,15 +140,29 @@ func (p *persistence) waitDurable() error {
 	if p.writeOK.Load() && done.Load() >= target {
 		return nil
 	}
+	p.gmu.Lock()
+	defer p.gmu.Unlock()
+	for p.flushing {
+		p.gcond.Wait()
+		if p.writeOK.Load() && done.Load() >= target {
+			return nil // a leader's write covered us
+		}
+	}
+	p.flushing = true
+	p.gmu.Unlock()
 	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	if p.werr == nil && done.Load() >= target {
-		return nil // the group commit of the previous holder covered us
+	var err error
+	switch {
+	case p.file == nil:
+		err = errPersistClosed
+	case p.werr != nil || done.Load() < target:
+		err = p.flushLocked(p.policy == fsyncAlways || p.werr != nil)
 	}
-	if p.file == nil {
-		return errPersistClosed
-	}
-	return p.flushLocked(p.policy == fsyncAlways || p.werr != nil)
+	p.wmu.Unlock()
+	p.gmu.Lock()
+	p.flushing = false
+	p.gcond.Broadcast()
+	return err
 }
 
 // flushLocked writes the buffer (writeLocked) and records the outcome.

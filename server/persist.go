@@ -102,6 +102,12 @@ type persistence struct {
 	writeOK                 atomic.Bool
 	fsyncs, writeErrors     atomic.Int64
 
+	// Group commit (waitDurable): gmu guards flushing, a leader is
+	// writing; the others wait on gcond. gmu comes before wmu.
+	gmu      sync.Mutex
+	gcond    sync.Cond
+	flushing bool
+
 	// Snapshots.
 	snapMu      sync.Mutex  // held while one is made
 	saving      atomic.Bool // one is made or about to be
@@ -139,6 +145,7 @@ func openPersistence(m *memstore, cfg Config, log *slog.Logger) (persister, erro
 	p := &persistence{m: m, dir: cfg.Dir, log: log, policy: policy, lock: lock,
 		rewriteMin: cfg.AOFRewriteMinSize, rewritePct: int64(cfg.AOFRewritePercent),
 		rewriteCh: make(chan struct{}, 1), stop: make(chan struct{})}
+	p.gcond.L = &p.gmu
 	if p.rewritePct <= 0 {
 		p.rewritePct = 100
 	}

@@ -22,6 +22,7 @@ import (
 type pServer struct {
 	srv  *Server
 	rdb  *redis.Client
+	addr string
 	dir  string
 	logs *pLogBuffer
 	done bool
@@ -61,7 +62,7 @@ func newPServer(t testing.TB, cfg Config) (*pServer, error) {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
-	ps := &pServer{srv: srv, dir: cfg.Dir, logs: logs,
+	ps := &pServer{srv: srv, addr: ln.Addr().String(), dir: cfg.Dir, logs: logs,
 		rdb: redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1})}
 	t.Cleanup(func() { ps.shutdown(t) })
 	return ps, nil

@@ -15,12 +15,13 @@ import (
 
 func newCalcCmd() *cobra.Command {
 	var (
-		n      countValue
-		p      rateValue
-		layout = newLayoutsValue()
+		n        countValue
+		p        rateValue
+		layout   = newLayoutsValue()
+		plotFile string
 	)
 	cmd := &cobra.Command{
-		Use:   "calc -n N -p P [--layout blocked|classic|all]",
+		Use:   "calc -n N -p P [--layout blocked|classic|all] [--plot FILE]",
 		Short: "Print the size of a filter for n items at false-positive rate p",
 		Long: `calc prints the geometry bloom.Size picks for a filter that holds n
 distinct items at a false-positive rate of at most p: bits, bytes, hash
@@ -33,7 +34,12 @@ memory. With --layout all (the default) both are shown side by side.
 
 -n takes whole numbers: 1000000, 1_000_000, 1e6, 2.5e6 or 10M (suffixes
 k, M, G, T are powers of 1000). -p takes a probability in (0, 1): 0.01,
-1e-3 or 1%.`,
+1e-3 or 1%.
+
+--plot FILE also draws the expected false-positive rate against the
+items inserted, from 0 to 4 times n, for p and its neighbouring decades
+(p×10 and p/10; p/10 and p/100 when p ≥ 0.1), in each layout shown: an
+SVG or PNG image (960×576 pixels) by the file's extension.`,
 		Example: `  # One million items at a 1% false-positive rate, both layouts:
   bloomery calc -n 1e6 -p 0.01
 
@@ -41,22 +47,35 @@ k, M, G, T are powers of 1000). -p takes a probability in (0, 1): 0.01,
   bloomery calc -n 10M -p 1e-6 --layout blocked
 
   # Percentages work too:
-  bloomery calc -n 250_000 -p 0.1%`,
+  bloomery calc -n 250_000 -p 0.1%
+
+  # Plot how the rate climbs when the filter overfills:
+  bloomery calc -n 1e6 -p 0.01 --plot fpr.svg
+  bloomery calc -n 1e6 -p 1e-4 --layout blocked --plot fpr.png`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, name := range []string{"items", "rate"} {
-				if !cmd.Flags().Changed(name) {
-					f := cmd.Flags().Lookup(name)
-					return usageErrorf("flag -%s/--%s is required", f.Shorthand, f.Name)
+			if err := requireFlags(cmd, "items", "rate"); err != nil {
+				return err
+			}
+			if plotFile != "" {
+				if _, err := plotFormat(plotFile); err != nil {
+					return err
 				}
 			}
-			return runCalc(cmd.OutOrStdout(), uint64(n), float64(p), layout.layouts)
+			if err := runCalc(cmd.OutOrStdout(), uint64(n), float64(p), layout.layouts); err != nil {
+				return err
+			}
+			if plotFile == "" {
+				return nil
+			}
+			return writePlot(plotFile, uint64(n), float64(p), layout.layouts)
 		},
 	}
 	f := cmd.Flags()
 	f.VarP(&n, "items", "n", "expected number of distinct items `N` (required)")
 	f.VarP(&p, "rate", "p", "target false-positive rate `P` at N items, in (0, 1) (required)")
 	f.Var(layout, "layout", "filter layout: blocked, classic or all")
+	f.StringVar(&plotFile, "plot", "", "also draw the rate against the fill to `FILE` (.svg or .png)")
 	return cmd
 }
 

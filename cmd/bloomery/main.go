@@ -10,7 +10,8 @@
 //	build   build a filter file from lines (or NUL-separated items) of
 //	        files or standard input
 //	calc    print the size, hash count and expected false-positive rates
-//	        of a filter for n items at rate p, for each layout
+//	        of a filter for n items at rate p, for each layout; --plot
+//	        draws the rate as the filter fills
 //	check   print the items that may be in a filter file, like grep
 //	        (exit status 0 if any, 1 if none, 2 on error)
 //	dedup   print each line the first time it is seen, optionally
