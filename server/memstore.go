@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -154,34 +155,46 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 	} else {
 		m.ks.modify(key, e)
 	}
+	// The journal gets one BF.INSERT of the items that were new (the
+	// others changed nothing), creating the filter as it was created.
+	var args [][]byte
+	if m.journal != nil {
+		args = journalArgs.Get().([][]byte)[:0]
+		defer func() { clear(args); journalArgs.Put(args[:0]) }()
+		args = append(args, []byte("BF.INSERT"), []byte(key))
+		if created {
+			args = append(append(args, []byte("CAPACITY"), fmtUint(create.capacity),
+				[]byte("ERROR"), fmtFloat(create.rate)), scalingArgs(*create)...)
+		} else {
+			args = append(args, []byte("NOCREATE"))
+		}
+		args = append(args, []byte("ITEMS"))
+	}
+	head := len(args)
 	n, err := 0, error(nil)
-	var logged [][]byte
 	for _, item := range items {
 		added[n], err = e.filter.Add(item)
 		if err != nil {
 			err = filterError(err)
 			break
 		}
-		if added[n] {
-			logged = append(logged, item)
+		if added[n] && args != nil {
+			args = append(args, item)
 		}
 		n++
 	}
 	switch {
-	case created:
-		args := [][]byte{[]byte("BF.INSERT"), []byte(key), []byte("CAPACITY"), fmtUint(create.capacity),
-			[]byte("ERROR"), fmtFloat(create.rate)}
-		args = append(append(append(args, scalingArgs(*create)...), []byte("ITEMS")), logged...)
-		if len(logged) == 0 { // BF.INSERT needs an item: reserve instead
-			args = append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
-				scalingArgs(*create)...)
-		}
+	case created && len(args) == head: // BF.INSERT needs an item: reserve instead
+		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
+			scalingArgs(*create)...)...)
+	case len(args) > head:
 		m.log(args...)
-	case len(logged) > 0:
-		m.log(append([][]byte{[]byte("BF.INSERT"), []byte(key), []byte("NOCREATE"), []byte("ITEMS")}, logged...)...)
 	}
 	return n, err
 }
+
+// journalArgs recycles the argument lists of journaled adds.
+var journalArgs = sync.Pool{New: func() any { return make([][]byte, 0, 16) }}
 
 // creationError is an error that kept Add from creating the filter: the
 // whole reply of BF.MADD or BF.INSERT, not an element of its array (as
