@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -324,98 +322,3 @@ func TestPersistWriteFailureNoReply(t *testing.T) {
 		t.Fatalf("aof_last_write_ok = %q", got)
 	}
 }
-
-// fuzzLog builds a log of records from lines of space-separated
-// arguments, cut short by cut bytes.
-func fuzzLog(data []byte, cut uint16) []byte {
-	var b []byte
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if args := bytes.Fields(line); len(args) > 0 {
-			b = appendRecord(b, args)
-		}
-	}
-	return b[:len(b)-min(int(cut), len(b))]
-}
-
-// replayBytes replays data as the last log into a memstore with small
-// limits; it returns the store, and the log as it is after (a torn end
-// cut off).
-func replayBytes(t *testing.T, data []byte) (*memstore, []byte, error) {
-	name := filepath.Join(t.TempDir(), logName(1))
-	if err := os.WriteFile(name, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m := newMemstore(64<<10, 0)
-	p := &persistence{m: m, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	m.limitless = true
-	_, err := p.replayLog(name, true)
-	if err != nil && (!strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "offset")) {
-		t.Fatalf("error without file or offset: %v", err)
-	}
-	after, rerr := os.ReadFile(name)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	return m, after, err
-}
-
-func FuzzReplayLog(f *testing.F) {
-	for _, s := range []string{
-		"BF.RESERVE k 0.01 100 EXPANSION 2\nBF.INSERT k NOCREATE ITEMS a b\nDEL k",
-		"BF.INSERT k CAPACITY 10 ERROR 0.1 NONSCALING ITEMS a\nRENAME k j\nPEXPIREAT j 99999999999999\nPERSIST j",
-		"BF.RESERVE k 0.001 1073741824\nFLUSHALL",
-		"BF.LOADCHUNK k 1 xxxx\nSET a b",
-	} {
-		f.Add([]byte(s), true, uint16(0))
-		f.Add([]byte(s), true, uint16(7))
-		f.Add(fuzzLog([]byte(s), 0), false, uint16(0))
-	}
-	f.Add([]byte("*1\r\n$999999999999\r\n"), false, uint16(0))
-	f.Add([]byte("*999999999\r\n$1\r\n"), false, uint16(0))
-	f.Fuzz(func(t *testing.T, data []byte, build bool, cut uint16) {
-		if build {
-			data = fuzzLog(data, cut)
-		}
-		// Memory: a record's buffers never outgrow the file.
-		lr := newLogReader(bytes.NewReader(data), int64(len(data)))
-		for {
-			if _, err := lr.next(); err != nil {
-				break
-			}
-		}
-		if cap(lr.rec) > 2*len(data)+64 || len(lr.span) > len(data)/4 {
-			t.Fatalf("a log of %d bytes took a record buffer of %d and %d spans", len(data), cap(lr.rec), len(lr.span))
-		}
-		m, after, err := replayBytes(t, data)
-		if err != nil {
-			return
-		}
-		if !bytes.HasPrefix(data, after) {
-			t.Fatalf("loading changed the log beyond cutting its end")
-		}
-		// What loaded loads again, the same, with nothing to cut.
-		m2, again, err := replayBytes(t, after)
-		if err != nil || !bytes.Equal(again, after) {
-			t.Fatalf("reloading the loaded log: %v (%d bytes, was %d)", err, len(again), len(after))
-		}
-		if a, b := storeState(m), storeState(m2); a != b {
-			t.Fatalf("reloaded state differs:\n%s\n%s", a, b)
-		}
-	})
-}
-
-// storeState describes a memstore's keys, expiries and filters.
-func storeState(m *memstore) string {
-	var b strings.Builder
-	_, keys := m.ks.scan(0, 1<<30, func(string) bool { return true })
-	for _, k := range slices.Sorted(slices.Values(keys)) {
-		unlock := m.ks.lock(k)
-		e := m.ks.shards[m.ks.shardOf(k)].m[k]
-		enc, _ := e.filter.MarshalBinary()
-		fmt.Fprintf(&b, "%s %d %x\n", k, e.expireAt, crc32c(enc))
-		unlock()
-	}
-	return b.String()
-}
-
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
