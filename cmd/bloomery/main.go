@@ -20,6 +20,8 @@
 //	        M never-inserted ones (in memory, on Redis or on a server)
 //	info    describe a filter file: parameters, fill, estimated items
 //	        and false-positive rate
+//	pull    save a filter from Redis or a bloomery server to a file
+//	push    copy a filter file into Redis or a bloomery server
 //	serve   run the RedisBloom-compatible server (BF.* over the Redis
 //	        protocol), durable on local disk or in front of Redis
 //
@@ -127,6 +129,8 @@ Exit status: 0 on success, 1 when a command fails, 2 for usage errors.`,
 		newInfoCmd(),
 		newDedupCmd(),
 		newFprCmd(),
+		newPushCmd(),
+		newPullCmd(),
 	)
 	return root
 }
