@@ -329,3 +329,39 @@ func BenchmarkOpenFile(b *testing.B) {
 		})
 	}
 }
+
+// FuzzOpenFile: OpenFile accepts exactly the files UnmarshalBinary
+// accepts, and opens them to the same filter.
+func FuzzOpenFile(f *testing.F) {
+	for _, l := range []Layout{Blocked, Classic} {
+		good := mustMarshal(f, filled(f, variant{l, false, false}, 100, 0.01, 30))
+		f.Add(good)
+		f.Add(good[:len(good)-1])
+		f.Add(append(bytes.Clone(good), 0))
+		bad := bytes.Clone(good)
+		bad[headerSize+1] ^= 1
+		f.Add(bad)
+	}
+	f.Add([]byte("BLOOMERY"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "fuzz.bloom")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var want Filter
+		wantErr := want.UnmarshalBinary(data)
+		m, err := OpenFile(path)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("OpenFile error %v, UnmarshalBinary error %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		defer m.Close()
+		if m.Sizing() != want.Sizing() || m.Inserted() != want.Inserted() || !slices.Equal(m.f.words, want.words) {
+			t.Fatalf("OpenFile gave %v (inserted %d), UnmarshalBinary %v (inserted %d), or other bits",
+				m.Sizing(), m.Inserted(), want.Sizing(), want.Inserted())
+		}
+	})
+}

@@ -28,7 +28,10 @@ keeping the order, like awk '!seen[$0]++' but in a few bits per line:
 the lines seen are kept in a scalable Bloom filter, which grows as they
 arrive. The price is that a new line is dropped as a repeat with
 probability at most P (default one in a million); repeats are always
-dropped. With -0 the items are NUL-terminated, in and out.
+dropped. With -0 the items are NUL-terminated, in and out. An -n near
+the number of distinct lines to come makes it faster and smaller: the
+filter then needs no second sub-filter, each of which every new line has
+to be tested against.
 
 --state FILE keeps the filter between runs, so that a line printed by
 one run is dropped by the next: the file is read at the start if it

@@ -164,3 +164,39 @@ func BenchmarkItemReader(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/item")
 }
+
+// FuzzItemReader: the items are those of bytes.Split, less the empty one
+// after a final separator, whatever the separator and read sizes.
+func FuzzItemReader(f *testing.F) {
+	f.Add([]byte("a\nb\n\nc"), false, uint8(1))
+	f.Add([]byte("a\x00b\nc\x00"), true, uint8(3))
+	f.Add([]byte{}, false, uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, nul bool, chunk uint8) {
+		sep := separator(nul)
+		var want []string
+		if len(data) > 0 {
+			for _, it := range bytes.Split(bytes.TrimSuffix(data, []byte{sep}), []byte{sep}) {
+				want = append(want, string(it))
+			}
+		}
+		var r io.Reader = bytes.NewReader(data)
+		if chunk > 0 {
+			r = &chunkReader{r: r, n: int(chunk)}
+		}
+		got, _, err := readAll(t, r, sep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+			t.Errorf("items %q, want %q", got, want)
+		}
+	})
+}
+
+// chunkReader returns at most n bytes a read.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
