@@ -25,6 +25,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,7 +100,8 @@ func run(n int, p float64, rounds int, dcso, bin, dir string) error {
 	if err := writeInputs(input, probes, n); err != nil {
 		return err
 	}
-	logf("wrote %d input and %d probe lines in %v", n, n, time.Since(start).Round(time.Millisecond))
+	logf("wrote %d input and %d probe lines in %v; this process's peak RSS: %s (the floor of every peak RSS below)",
+		n, n, time.Since(start).Round(time.Millisecond), humanBytes(selfPeakRSS()))
 	for _, f := range []string{input, probes} { // into the page cache
 		if err := readAll(f); err != nil {
 			return err
@@ -234,24 +236,33 @@ func lineID(b []byte) (int, bool) {
 }
 
 // writeInputs writes the input (IDs 0 … n-1) and the probes: even IDs of
-// the input alternating with IDs n, n+1, … that were never inserted.
+// the input alternating with IDs n, n+1, … that were never inserted. It
+// streams them: this process must stay small, because on Linux a child's
+// peak RSS (ru_maxrss) starts from its parent's at the fork.
 func writeInputs(input, probes string, n int) error {
-	var buf []byte
-	for i := range n {
-		buf = line(buf, i)
-	}
-	if err := os.WriteFile(input, buf, 0o644); err != nil {
+	return errors.Join(
+		writeLines(input, n, func(i int) int { return i }),
+		writeLines(probes, n, func(i int) int {
+			if i%2 == 0 {
+				return i
+			}
+			return n + i/2
+		}))
+}
+
+// writeLines writes the lines of IDs id(0) … id(n-1) to path.
+func writeLines(path string, n int, id func(i int) int) error {
+	f, err := os.Create(path)
+	if err != nil {
 		return err
 	}
-	buf = buf[:0]
+	w := bufio.NewWriterSize(f, 1<<20)
+	var buf []byte
 	for i := range n {
-		if i%2 == 0 {
-			buf = line(buf, i)
-		} else {
-			buf = line(buf, n+i/2)
-		}
+		buf = line(buf[:0], id(i))
+		w.Write(buf)
 	}
-	return os.WriteFile(probes, buf, 0o644)
+	return errors.Join(w.Flush(), f.Close())
 }
 
 // countMatches reads a check's output and returns how many lines are
@@ -345,6 +356,23 @@ func wilson(k, n uint64) (lo, hi float64) {
 	c := (ph + z*z/(2*nf)) / (1 + z*z/nf)
 	h := z / (1 + z*z/nf) * math.Sqrt(ph*(1-ph)/nf+z*z/(4*nf*nf))
 	return max(0, c-h), min(1, c+h)
+}
+
+// selfPeakRSS is this process's peak resident set (VmHWM), or -1.
+func selfPeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return -1
 }
 
 func readAll(path string) error {
