@@ -18,7 +18,7 @@ race:
 accuracy:
 	$(GO) test -count=1 -run '^TestFPR' .
 
-FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting
+FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile
 
 fuzz-short:
 	for t in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime 10s . || exit 1; done
@@ -26,6 +26,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzGlobMatch$$' -fuzztime 5s ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzServerCommands$$' -fuzztime 10s ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzReplayLog$$' -fuzztime 10s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadSnapshot$$' -fuzztime 10s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzItemReader$$' -fuzztime 5s ./cmd/bloomery
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
