@@ -222,6 +222,9 @@ func (p *persistence) writeLocked(sync bool) error {
 		p.written.Store(end)
 		if !sync {
 			p.keepUnsynced(data)
+			// Bound the copy: past maxUnsynced, fsync now rather than
+			// hold up to a second of heavy writes in memory.
+			sync = len(p.unsynced) >= maxUnsynced
 		}
 	}
 	if sync && p.fileSynced < p.fileWritten {
@@ -232,6 +235,9 @@ func (p *persistence) writeLocked(sync bool) error {
 		p.fsyncs.Add(1)
 		p.fileSynced = p.fileWritten
 		p.unsynced = p.unsynced[:0]
+		if cap(p.unsynced) > maxUnsynced {
+			p.unsynced = nil // a burst's copy is not kept for ever
+		}
 	}
 	if p.fileSynced == p.fileWritten {
 		p.synced.Store(p.written.Load())
@@ -241,6 +247,10 @@ func (p *persistence) writeLocked(sync bool) error {
 	}
 	return nil
 }
+
+// maxUnsynced bounds the bytes everysec keeps between fsyncs: writing
+// more fsyncs early.
+const maxUnsynced = 4 << 20
 
 // keepUnsynced keeps bytes written without fsync (everysec), to write
 // them again if the fsync fails.
