@@ -104,10 +104,11 @@ type ack struct {
 
 // writeLoad runs BF.ADD and BF.MADD from clients, each pausing pace
 // between commands, until the server dies, and returns what was
-// acknowledged.
-func writeLoad(addr, prefix string, clients int, pace time.Duration, seed uint64) []ack {
+// acknowledged. It closes first at the first acknowledgement.
+func writeLoad(addr, prefix string, clients int, pace time.Duration, seed uint64, first chan<- struct{}) []ack {
 	var mu sync.Mutex
 	var acks []ack
+	var once sync.Once
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Add(1)
@@ -144,6 +145,7 @@ func writeLoad(addr, prefix string, clients int, pace time.Duration, seed uint64
 					acks = append(acks, ack{key: key, item: it, added: added[i] == int64(1), at: now})
 				}
 				mu.Unlock()
+				once.Do(func() { close(first) })
 				time.Sleep(pace)
 			}
 		}()
@@ -216,7 +218,7 @@ func TestCrashKill9(t *testing.T) {
 type crashCase struct {
 	policy       string
 	trials       int
-	minRun, span time.Duration // the kill comes minRun + [0, span) into the load
+	minRun, span time.Duration // the kill comes minRun + [0, span) after the first acknowledgement
 	bound        time.Duration // 0: nothing acknowledged may be lost; else what is older than bound at the kill
 	pace         time.Duration // each client's pause between commands
 }
@@ -235,12 +237,17 @@ func (tc crashCase) run(t *testing.T, bin string, rnd *rand.Rand) {
 		}
 		delay := tc.minRun + time.Duration(rnd.Int64N(int64(tc.span)))
 		killed := make(chan time.Time, 1)
+		first := make(chan struct{})
 		go func() {
+			select {
+			case <-first:
+			case <-time.After(30 * time.Second):
+			}
 			time.Sleep(delay)
 			killed <- time.Now()
 			p.cmd.Process.Kill() // SIGKILL, by PID
 		}()
-		got := writeLoad(p.addr, fmt.Sprintf("t%d", trial), 6, tc.pace, rnd.Uint64())
+		got := writeLoad(p.addr, fmt.Sprintf("t%d", trial), 6, tc.pace, rnd.Uint64(), first)
 		at := <-killed
 		p.kill()
 		if len(got) == 0 {
