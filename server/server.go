@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,11 @@ type Config struct {
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics and
 	// Go's profiles at /debug/pprof/ (keep it on a private address).
 	MetricsAddr string
+	// ManageGoMemory lets the server set the Go runtime's soft memory
+	// limit from its filters' bytes (see setMemoryLimit): for a process
+	// that is only this server, as bloomery serve. It is process-wide, so
+	// leave it off when the server is embedded in another program.
+	ManageGoMemory bool
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -170,6 +176,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) sweep(m *memstore) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	limit := int64(-1)
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -177,8 +184,26 @@ func (s *Server) sweep(m *memstore) {
 		case <-t.C:
 			m.ks.sweep()
 			s.stats.expired.Store(m.ks.expired.Load())
+			if s.cfg.ManageGoMemory {
+				limit = setMemoryLimit(m.used.Load(), limit)
+			}
 		}
 	}
+}
+
+// setMemoryLimit sets Go's soft memory limit to the filters' bytes plus
+// 10% and 16 MiB (buffers, connections, the log's unsynced copy), so that the garbage of commands is collected long
+// before the heap doubles (with GOGC=100 alone, a heap of 1 GiB of
+// filters could grow to 2 GiB). Filters are large pointer-free arrays,
+// which a collection neither scans nor moves, so frequent collections
+// are cheap. It returns the limit set (unchanged within 1%).
+func setMemoryLimit(filterBytes uint64, current int64) int64 {
+	want := int64(filterBytes)/100*110 + 16<<20
+	if current > 0 && want > current*99/100 && want < current*101/100 {
+		return current
+	}
+	debug.SetMemoryLimit(want)
+	return want
 }
 
 // ListenAndServe listens on cfg.Addr (and cfg.MetricsAddr) and serves

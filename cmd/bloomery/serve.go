@@ -65,6 +65,7 @@ snapshot written.`,
 			cfg.Limits = resp.Limits{MaxBulk: int64(maxBulk), MaxQueryBuffer: int64(maxQuery)}
 			cfg.IdleTimeout = timeout
 			cfg.Logger = log
+			cfg.ManageGoMemory = true
 			return runServer(cmd.Context(), cfg)
 		},
 	}
