@@ -27,6 +27,7 @@ import (
 
 	"github.com/bloomery/bloom/bench/redisbench"
 	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
 )
 
 func main() {
@@ -38,6 +39,7 @@ func main() {
 	memN := flag.Int("mem-n", 10_000_000, "items in the memory measurement's filter (0: skip it)")
 	bin := flag.String("bloomery", "", "bloomery binary (default: go build ../cmd/bloomery)")
 	flag.Parse()
+	logx.Disable() // go-zero (imported by redisbench) logs CPU stats to stdout, into the tables
 	if err := run(*rounds, *requests, *clients, *pipes, *fsync, *memN, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		os.Exit(1)
