@@ -16,9 +16,9 @@ import (
 // log. Positions count every byte ever appended, across logs: appended
 // (the buffer's end), written (handed to the OS) and synced (fsynced).
 // A waiter needs written (or synced, with always) ≥ the appended position
-// it saw; whoever takes wmu writes everything buffered so far, so the
-// waiters queued behind it usually find their records already durable:
-// group commit without a dedicated goroutine (see waitDurable).
+// it saw; whoever writes takes everything buffered so far, so the waiters
+// that slept meanwhile usually find their records already durable: group
+// commit without a dedicated goroutine (see waitDurable).
 
 // castagnoli is the CRC-32C table of log records and snapshots.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -205,14 +205,17 @@ func (p *persistence) writeLocked(sync bool) error {
 	data, end := p.buf, p.appended.Load()
 	p.buf, p.spare = p.spare[:0], nil
 	p.mu.Unlock()
+	fresh := data // written now and not kept in p.unsynced
 	if len(data) > 0 {
 		n, err := p.file.Write(data)
 		if err != nil {
 			if terr := p.file.Truncate(p.fileWritten); terr != nil {
-				// The partial write stays in the file: count it.
+				// The partial write stays in the file: count it, and
+				// keep it (whatever the policy) in case a failed fsync
+				// truncates it after all.
 				p.fileWritten += int64(n)
 				p.written.Add(int64(n))
-				p.keepUnsynced(data[:n])
+				p.unsynced = append(p.unsynced, data[:n]...)
 				data = data[n:]
 			}
 			p.requeue(data)
@@ -220,8 +223,8 @@ func (p *persistence) writeLocked(sync bool) error {
 		}
 		p.fileWritten += int64(n)
 		p.written.Store(end)
-		if !sync {
-			p.keepUnsynced(data)
+		if !sync && p.keepUnsynced(data) {
+			fresh = nil
 			// Bound the copy: past maxUnsynced, fsync now rather than
 			// hold up to a second of heavy writes in memory.
 			sync = len(p.unsynced) >= maxUnsynced
@@ -229,7 +232,7 @@ func (p *persistence) writeLocked(sync bool) error {
 	}
 	if sync && p.fileSynced < p.fileWritten {
 		if err := p.file.Sync(); err != nil {
-			p.syncFailed(data)
+			p.syncFailed(fresh)
 			return fmt.Errorf("fsync %s: %w", p.fileName, err)
 		}
 		p.fsyncs.Add(1)
@@ -253,16 +256,18 @@ func (p *persistence) writeLocked(sync bool) error {
 const maxUnsynced = 4 << 20
 
 // keepUnsynced keeps bytes written without fsync (everysec), to write
-// them again if the fsync fails.
-func (p *persistence) keepUnsynced(b []byte) {
-	if p.policy == fsyncEverySec {
-		p.unsynced = append(p.unsynced, b...)
+// them again if the fsync fails, and reports whether it did.
+func (p *persistence) keepUnsynced(b []byte) bool {
+	if p.policy != fsyncEverySec {
+		return false
 	}
+	p.unsynced = append(p.unsynced, b...)
+	return true
 }
 
-// syncFailed undoes the writes since the last good fsync (data being the
-// last of them), so they are written again, unless the policy kept no
-// copy (no) or the file cannot be truncated.
+// syncFailed undoes the writes since the last good fsync (p.unsynced,
+// then data), so they are written again, unless the policy kept no copy
+// (no) or the file cannot be truncated.
 func (p *persistence) syncFailed(data []byte) {
 	if p.policy == fsyncNo || p.file.Truncate(p.fileSynced) != nil {
 		return

@@ -320,3 +320,68 @@ func TestPersistWriteFailureNoReply(t *testing.T) {
 		t.Fatalf("aof_last_write_ok = %q", got)
 	}
 }
+
+// With everysec, writing past maxUnsynced fsyncs at once; when that fsync
+// fails, the bytes since the last good fsync are written again, once.
+func TestPersistEarlyFsyncFailure(t *testing.T) {
+	dir := t.TempDir()
+	_, p := openTestPersistence(t, dir, "everysec")
+	defer p.close()
+	ff := injectFailures(p)
+	big := make([]byte, 64<<10)
+	n, failed := 0, false
+	for !failed {
+		if n > 2*maxUnsynced/len(big) {
+			t.Fatal("no early fsync")
+		}
+		ff.failSync.Store(true)
+		p.append([]byte("DEL"), big, []byte(fmt.Sprint(n)))
+		n++
+		failed = p.waitDurable() != nil
+	}
+	ff.failSync.Store(false)
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(logRecords(t, filepath.Join(dir, logName(1)))) - 1; got != n {
+		t.Fatalf("%d records appended, %d in the log", n, got)
+	}
+}
+
+// failTruncate also fails truncations.
+type failTruncate struct{ *failFile }
+
+func (f failTruncate) Truncate(int64) error { return errInjected }
+
+// A partial write that cannot be truncated stays in the log; if a later
+// fsync fails and the file can be truncated then, the whole of it is
+// written again: the log never holds half a record.
+func TestPersistPartialWriteThenFsyncFailure(t *testing.T) {
+	dir := t.TempDir()
+	m, p := openTestPersistence(t, dir, "always")
+	ff := injectFailures(p)
+	p.wmu.Lock()
+	p.file = failTruncate{ff}
+	p.wmu.Unlock()
+	ff.failWrite.Store(true)
+	mustAdd(t, m, "k", "a")
+	if err := p.waitDurable(); !errors.Is(err, errInjected) {
+		t.Fatalf("write: %v", err)
+	}
+	p.wmu.Lock()
+	p.file = ff // truncation works again
+	p.wmu.Unlock()
+	ff.failWrite.Store(false)
+	ff.failSync.Store(true)
+	if err := p.waitDurable(); !errors.Is(err, errInjected) {
+		t.Fatalf("fsync: %v", err)
+	}
+	ff.failSync.Store(false)
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(logRecords(t, filepath.Join(dir, logName(1)))) - 1; got != 1 {
+		t.Fatalf("%d records in the log, want 1", got)
+	}
+	p.close()
+}

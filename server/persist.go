@@ -29,9 +29,10 @@ package server
 // Writing (aof.go): append encodes the record into a buffer under a
 // mutex; a connection calls waitDurable before sending the replies of
 // write commands, which writes the buffer to the OS (everysec, no) or
-// writes and fsyncs it (always). Waiters queue on one write mutex and
-// whoever holds it writes everything buffered so far: one write and one
-// fsync serve every connection that was waiting (group commit). Once a
+// writes and fsyncs it (always). One waiter, the leader, writes
+// everything buffered so far while the others sleep on a condition
+// variable: one write and one fsync serve every connection that was
+// waiting (group commit). Once a
 // second a background flush writes what is buffered and, with everysec
 // (and always), fsyncs it. Since every acknowledged change was written
 // to the OS before its reply, a crash of the process (kill -9) loses no
