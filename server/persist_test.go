@@ -201,7 +201,7 @@ func TestPersistBGSaveUnderLoad(t *testing.T) {
 		if got, err := ps.rdb.Do(ctx, "BGSAVE").Result(); err != nil || got != "Background saving started" {
 			t.Fatalf("BGSAVE = %v, %v", got, err)
 		}
-		for ps.info(t)["rdb_saves"] == last {
+		for inf := ps.info(t); inf["rdb_saves"] == last || inf["rdb_bgsave_in_progress"] != "0"; inf = ps.info(t) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
