@@ -26,12 +26,18 @@ func (m *memstore) replay(args [][]byte) error {
 	var err error
 	switch name {
 	case "BF.RESERVE":
+		if len(args) < 4 || len(args) > 7 {
+			return bad()
+		}
 		o, perr := parseReserve(args)
 		if perr != "" {
 			return fmt.Errorf("server: replay: %s: %s", name, perr)
 		}
 		err = m.Reserve(ctx, string(args[1]), o)
 	case "BF.INSERT":
+		if len(args) < 4 {
+			return bad()
+		}
 		req, perr := parseInsert(args)
 		if perr != "" {
 			return fmt.Errorf("server: replay: %s: %s", name, perr)
@@ -79,10 +85,14 @@ func (m *memstore) replay(args [][]byte) error {
 	default:
 		return fmt.Errorf("server: replay: unknown command %q", name)
 	}
-	if _, ok := err.(replyError); ok {
+	switch err {
+	case errItemExists, errNotFound, errNoSuchKey:
 		return nil // see above: a change the snapshot already holds
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("server: replay: %s: %w", name, err)
+	}
+	return nil
 }
 
 // keyStrings copies arguments into strings.

@@ -80,9 +80,20 @@ func (m *memstore) reserve(n uint64) error {
 // adopt prepares a filter for the keyspace: its growth is charged to the
 // budget, and its bytes are counted.
 func (m *memstore) adopt(f *bloom.Scalable) *entry {
-	f.SetGrowHook(m.reserve)
+	f.SetGrowHook(func(extra uint64) error {
+		if !m.limitless && f.Bytes()+extra > m.maxFilter {
+			return errNoMemory
+		}
+		return m.reserve(extra)
+	})
 	return &entry{filter: f}
 }
+
+// filterCap is the size limit every filter is made with; the server's own
+// limits (maxFilter, maxMemory) are enforced by create, loadHeader and
+// the grow hook instead, which replay can switch off: a log written
+// under larger limits must load whole, and its filters keep growing.
+const filterCap = 1 << 50
 
 // create makes a filter with o, charging its first sub-filter to the
 // budget before allocating it.
@@ -95,13 +106,13 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: plan filter: %w", err)
 	}
-	if first.Bytes() > m.maxFilter {
+	if !m.limitless && first.Bytes() > m.maxFilter {
 		return nil, errNoMemory
 	}
 	if err := m.reserve(first.Bytes()); err != nil {
 		return nil, err
 	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(m.maxFilter))
+	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(filterCap))
 	if err != nil {
 		m.used.Add(-first.Bytes())
 		return nil, fmt.Errorf("server: create filter: %w", err)
