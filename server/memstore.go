@@ -89,10 +89,10 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 	return &entry{filter: f}
 }
 
-// filterCap is the size limit every filter is made with; the server's own
-// limits (maxFilter, maxMemory) are enforced by create, loadHeader and
-// the grow hook instead, which replay can switch off: a log written
-// under larger limits must load whole, and its filters keep growing.
+// filterCap is the size limit of filters made while replaying: a log
+// written under larger limits must load whole. The server's own limits
+// are also enforced by create, loadHeader and the grow hook, which
+// replay switches off.
 const filterCap = 1 << 50
 
 // create makes a filter with o, charging its first sub-filter to the
@@ -112,7 +112,11 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 	if err := m.reserve(first.Bytes()); err != nil {
 		return nil, err
 	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(filterCap))
+	limit := m.maxFilter
+	if m.limitless {
+		limit = filterCap
+	}
+	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(limit))
 	if err != nil {
 		m.used.Add(-first.Bytes())
 		return nil, fmt.Errorf("server: create filter: %w", err)
