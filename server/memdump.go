@@ -77,12 +77,9 @@ func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []
 // loadHeader makes the empty filter a dump header describes, charging its
 // bytes to the budget before they are allocated.
 func (m *memstore) loadHeader(hdr []byte) (*bloom.Scalable, error) {
-	limit := uint64(filterCap)
-	if !m.limitless {
-		limit = m.maxFilter
-		if m.maxMemory != 0 {
-			limit = min(limit, m.maxMemory-min(m.used.Load(), m.maxMemory))
-		}
+	limit := m.maxFilter
+	if !m.limitless && m.maxMemory != 0 {
+		limit = min(limit, m.maxMemory-min(m.used.Load(), m.maxMemory))
 	}
 	f, err := bloom.LoadScalableHeader(hdr, bloom.WithMaxBytes(limit))
 	switch {

@@ -81,7 +81,7 @@ func (m *memstore) reserve(n uint64) error {
 // budget, and its bytes are counted.
 func (m *memstore) adopt(f *bloom.Scalable) *entry {
 	f.SetGrowHook(func(extra uint64) error {
-		if !m.limitless && f.Bytes()+extra > m.maxFilter {
+		if f.Bytes()+extra > m.maxFilter {
 			return errNoMemory
 		}
 		return m.reserve(extra)
@@ -89,11 +89,10 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 	return &entry{filter: f}
 }
 
-// filterCap is the size limit of filters made while replaying: a log
-// written under larger limits must load whole. The server's own limits
-// are also enforced by create, loadHeader and the grow hook, which
-// replay switches off.
-const filterCap = 1 << 50
+// The per-filter limit holds in replay too: a log can declare filters of
+// any size, and loading must stay bounded. A filter in the log above a
+// lowered --maxmemory-per-filter makes startup fail with errNoMemory
+// (replay reports it), never drops it silently.
 
 // create makes a filter with o, charging its first sub-filter to the
 // budget before allocating it.
@@ -106,17 +105,13 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: plan filter: %w", err)
 	}
-	if !m.limitless && first.Bytes() > m.maxFilter {
+	if first.Bytes() > m.maxFilter {
 		return nil, errNoMemory
 	}
 	if err := m.reserve(first.Bytes()); err != nil {
 		return nil, err
 	}
-	limit := m.maxFilter
-	if m.limitless {
-		limit = filterCap
-	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(limit))
+	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(m.maxFilter))
 	if err != nil {
 		m.used.Add(-first.Bytes())
 		return nil, fmt.Errorf("server: create filter: %w", err)
