@@ -16,22 +16,13 @@ const (
 // does not know.
 func parseReserve(args [][]byte) (createOpts, string) {
 	o := defaultCreate
-	rate, ok := parseFloat(args[2])
-	if !ok {
-		return o, "ERR bad error rate"
+	var msg string
+	if o.rate, msg = parseRate(args[2], "ERR bad error rate"); msg != "" {
+		return o, msg
 	}
-	if !(rate > 0 && rate < 1) {
-		return o, "ERR error rate must be in the range (0.000000, 1.000000)"
+	if o.capacity, msg = parseCapacity(args[3], "ERR bad capacity"); msg != "" {
+		return o, msg
 	}
-	o.rate = min(rate, maxErrorRate)
-	capacity, ok := parseInt(args[3])
-	if !ok {
-		return o, "ERR bad capacity"
-	}
-	if capacity < 1 || capacity > maxCapacity {
-		return o, "ERR capacity must be in the range [1, 1073741824]"
-	}
-	o.capacity = uint64(capacity)
 	expansion, hasExpansion := int64(o.expansion), false
 	for i := 4; i < len(args); i++ {
 		switch {
@@ -42,11 +33,8 @@ func parseReserve(args [][]byte) (createOpts, string) {
 				return o, "ERR no expansion"
 			}
 			i++
-			if expansion, ok = parseInt(args[i]); !ok {
-				return o, "ERR bad expansion"
-			}
-			if expansion < 0 || expansion > maxExpansion {
-				return o, "ERR expansion must be in the range [0, 32768]"
+			if expansion, msg = parseExpansion(args[i], "ERR bad expansion"); msg != "" {
+				return o, msg
 			}
 			hasExpansion = true
 		}
@@ -55,6 +43,44 @@ func parseReserve(args [][]byte) (createOpts, string) {
 		return o, "Nonscaling filters cannot expand"
 	}
 	return o.scaling(expansion), ""
+}
+
+// parseRate parses an error rate: bad is the reply when b is not a
+// number (RESERVE and INSERT word it differently); the range and the cap
+// at maxErrorRate are common.
+func parseRate(b []byte, bad string) (float64, string) {
+	rate, ok := parseFloat(b)
+	if !ok {
+		return 0, bad
+	}
+	if !(rate > 0 && rate < 1) {
+		return 0, "ERR error rate must be in the range (0.000000, 1.000000)"
+	}
+	return min(rate, maxErrorRate), ""
+}
+
+// parseCapacity parses a capacity, as parseRate.
+func parseCapacity(b []byte, bad string) (uint64, string) {
+	c, ok := parseInt(b)
+	if !ok {
+		return 0, bad
+	}
+	if c < 1 || c > maxCapacity {
+		return 0, "ERR capacity must be in the range [1, 1073741824]"
+	}
+	return uint64(c), ""
+}
+
+// parseExpansion parses an expansion (0: non-scaling), as parseRate.
+func parseExpansion(b []byte, bad string) (int64, string) {
+	x, ok := parseInt(b)
+	if !ok {
+		return 0, bad
+	}
+	if x < 0 || x > maxExpansion {
+		return 0, "ERR expansion must be in the range [0, 32768]"
+	}
+	return x, ""
 }
 
 // scaling sets o's expansion; 0 means non-scaling.
@@ -110,34 +136,17 @@ func parseInsert(args [][]byte) (insertReq, string) {
 			return req, errArity
 		}
 		i++
+		var msg string
 		switch word {
 		case "CAPACITY":
-			c, ok := parseInt(args[i])
-			if !ok {
-				return req, "Bad capacity"
-			}
-			if c < 1 || c > maxCapacity {
-				return req, "ERR capacity must be in the range [1, 1073741824]"
-			}
-			req.create.capacity = uint64(c)
+			req.create.capacity, msg = parseCapacity(args[i], "Bad capacity")
 		case "ERROR":
-			e, ok := parseFloat(args[i])
-			if !ok {
-				return req, "Bad error rate"
-			}
-			if !(e > 0 && e < 1) {
-				return req, "ERR error rate must be in the range (0.000000, 1.000000)"
-			}
-			req.create.rate = min(e, maxErrorRate)
+			req.create.rate, msg = parseRate(args[i], "Bad error rate")
 		case "EXPANSION":
-			x, ok := parseInt(args[i])
-			if !ok {
-				return req, "Bad expansion"
-			}
-			if x < 0 || x > maxExpansion {
-				return req, "ERR expansion must be in the range [0, 32768]"
-			}
-			expansion = x
+			expansion, msg = parseExpansion(args[i], "Bad expansion")
+		}
+		if msg != "" {
+			return req, msg
 		}
 	}
 	if req.items == nil {
