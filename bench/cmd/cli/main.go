@@ -38,6 +38,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bloomery/bloom/bench"
 )
 
 func main() {
@@ -91,7 +93,7 @@ func run(n int, p float64, rounds int, dcso, bin, dir string) error {
 		return fmt.Errorf("%s not found (apt-get install golang-github-dcso-bloom-cli): %w", dcso, err)
 	}
 	if bin == "" {
-		if bin, err = buildBloomery(dir); err != nil {
+		if bin, err = bench.BuildBloomery(dir); err != nil {
 			return err
 		}
 	}
@@ -194,18 +196,6 @@ func run(n int, p float64, rounds int, dcso, bin, dir string) error {
 			float64(fps[t])/float64(n/2), lo, hi)
 	}
 	return nil
-}
-
-// buildBloomery builds the bloomery command from the main module (this
-// module's parent directory) into dir.
-func buildBloomery(dir string) (string, error) {
-	bin := filepath.Join(dir, "bloomery")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/bloomery")
-	cmd.Dir = ".." // run from bench/: the repository root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/bloomery: %v\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // hosts are the URL prefixes of the generated lines.

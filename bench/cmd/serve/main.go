@@ -20,11 +20,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bloomery/bloom/bench"
 	"github.com/bloomery/bloom/bench/redisbench"
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
@@ -53,11 +53,8 @@ func run(rounds, requests, clients int, pipes, fsync string, memN int, bin strin
 	}
 	defer os.RemoveAll(tmp)
 	if bin == "" {
-		bin = filepath.Join(tmp, "bloomery")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/bloomery")
-		build.Dir = filepath.Join("..") // the bench module sits inside the main one
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
+		if bin, err = bench.BuildBloomery(tmp); err != nil {
+			return err
 		}
 	}
 	rs, err := redisbench.StartRedis("redis-server")
@@ -139,14 +136,14 @@ func compare(ours, ref string, rounds, requests, clients, pipe int) error {
 		for _, k := range []string{"bloomery " + c.ours, "redis " + c.ref} {
 			if v, ok := rps[k]; ok {
 				srv, cmd, _ := strings.Cut(k, " ")
-				fmt.Printf("| %s | `%s` | %.0f | %s |\n", srv, cmd, median(v), fmtList(v))
+				fmt.Printf("| %s | `%s` | %.0f | %s |\n", srv, cmd, bench.Median(v), fmtList(v))
 			}
 		}
 	}
 	fmt.Printf("\n| ratio | median | per round |\n|---|---:|---|\n")
 	for _, k := range []string{"add", "exists"} {
 		fmt.Printf("| %s | %.2f | %s |\n", map[string]string{"add": "BF.ADD / SADD", "exists": "BF.EXISTS / SISMEMBER"}[k],
-			median(ratios[k]), fmtRatios(ratios[k]))
+			bench.Median(ratios[k]), fmtRatios(ratios[k]))
 	}
 	return nil
 }
@@ -190,18 +187,6 @@ func prefill(ctx context.Context, ours, ref string) error {
 		cl.Close()
 	}
 	return nil
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func fmtList(v []float64) string {
