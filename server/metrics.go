@@ -42,10 +42,8 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(m.calls, m.errors, m.latency, m.unknown, m.protocolErrors, m.authFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("connected_clients", "Open client connections.", func() float64 { return float64(s.stats.clients.Load()) }),
-		gauge("keys", "Filters in the keyspace.", func() float64 { return float64(s.store.Stats().Keys) }),
-		gauge("filter_bytes", "Bytes of all filters' bit arrays.", func() float64 { return float64(s.store.Stats().FilterBytes) }),
 		gauge("maxmemory_bytes", "The memory limit for filters (0: none).", func() float64 { return float64(s.cfg.MaxMemory) }),
-		persistenceCollector{s},
+		backendCollector{s},
 	)
 	return m
 }
@@ -57,14 +55,23 @@ func (m *metrics) bind(cmd *command) {
 	cmd.latency = m.latency.WithLabelValues(cmd.name)
 }
 
-// persistenceCollector exports the backend's numeric persistence fields
-// (the INFO persistence section) as gauges bloomery_persistence_<name>.
-type persistenceCollector struct{ s *Server }
+// backendCollector exports the backend's figures from one Stats call per
+// scrape: bloomery_keys, bloomery_filter_bytes, and the numeric fields of
+// the INFO persistence section as gauges bloomery_persistence_<name>.
+type backendCollector struct{ s *Server }
 
-func (persistenceCollector) Describe(chan<- *prometheus.Desc) {} // unchecked: fields vary by backend
+var (
+	keysDesc        = prometheus.NewDesc("bloomery_keys", "Filters in the keyspace.", nil, nil)
+	filterBytesDesc = prometheus.NewDesc("bloomery_filter_bytes", "Bytes of all filters' bit arrays.", nil, nil)
+)
 
-func (p persistenceCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, f := range p.s.store.Stats().Persistence {
+func (backendCollector) Describe(chan<- *prometheus.Desc) {} // unchecked: persistence fields vary by backend
+
+func (b backendCollector) Collect(ch chan<- prometheus.Metric) {
+	st := b.s.store.Stats()
+	ch <- prometheus.MustNewConstMetric(keysDesc, prometheus.GaugeValue, float64(st.Keys))
+	ch <- prometheus.MustNewConstMetric(filterBytesDesc, prometheus.GaugeValue, float64(st.FilterBytes))
+	for _, f := range st.Persistence {
 		v, ok := parseFloat([]byte(f.value))
 		if !ok {
 			continue
