@@ -92,7 +92,7 @@ func (s *Server) configValues() [][2]string {
 		{"appendfsync", s.cfg.AppendFsync},
 		{"save", ""},
 		{"databases", "1"},
-		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
+		{"maxmemory", strconv.FormatUint(shown(s.cfg.MaxMemory), 10)},
 		{"maxmemory-policy", "noeviction"},
 		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
 		{"timeout", strconv.Itoa(int(s.cfg.IdleTimeout / time.Second))},
@@ -179,15 +179,7 @@ func (s *Server) infoSection(sec string) []infoField {
 	case "clients":
 		return []infoField{f("connected_clients", s.stats.clients.Load()), f("maxclients", s.cfg.MaxClients), f("blocked_clients", 0)}
 	case "memory":
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return []infoField{
-			f("used_memory", ms.HeapAlloc), f("used_memory_human", humanBytes(ms.HeapAlloc)),
-			f("used_memory_rss", ms.Sys), f("used_memory_rss_human", humanBytes(ms.Sys)),
-			f("filter_bytes", st.FilterBytes), f("filter_bytes_human", humanBytes(st.FilterBytes)),
-			f("maxmemory", s.cfg.MaxMemory), f("maxmemory_human", humanBytes(s.cfg.MaxMemory)),
-			f("maxmemory_per_filter", s.cfg.MaxFilterBytes), f("maxmemory_policy", "noeviction"),
-		}
+		return s.memoryInfo(st)
 	case "persistence":
 		return append([]infoField{f("loading", 0)}, st.Persistence...)
 	case "stats":
@@ -197,6 +189,7 @@ func (s *Server) infoSection(sec string) []infoField {
 			f("total_error_replies", s.stats.errorReplies.Load()),
 			f("rejected_connections", s.stats.rejected.Load()),
 			f("expired_keys", s.stats.expired.Load()),
+			f("acl_access_denied_auth", s.stats.authFailures.Load()),
 		}
 	case "keyspace":
 		if st.Keys == 0 {
@@ -205,6 +198,43 @@ func (s *Server) infoSection(sec string) []infoField {
 		return []infoField{f("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", st.Keys, st.Expires))}
 	}
 	return nil
+}
+
+// memoryInfo is INFO's memory section: the Go heap in use (used_memory,
+// filters included) and the resident set; the filters' bytes as
+// reserved, which the limits count; and the limits in force, with how
+// maxmemory was chosen and the machine's figures it was chosen from.
+func (s *Server) memoryInfo(st backendStats) []infoField {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var out []infoField
+	add := func(name string, n uint64) {
+		out = append(out, infoField{name, strconv.FormatUint(n, 10)}, infoField{name + "_human", humanBytes(n)})
+	}
+	add("used_memory", ms.HeapAlloc)
+	if rss, err := residentBytes(statmFile); err == nil {
+		add("used_memory_rss", rss)
+	}
+	add("filter_bytes", st.FilterBytes)
+	add("maxmemory", shown(s.cfg.MaxMemory))
+	out = append(out, infoField{"maxmemory_from", s.memFrom})
+	add("maxmemory_per_filter", shown(s.cfg.MaxFilterBytes))
+	out = append(out, infoField{"maxmemory_policy", "noeviction"})
+	if s.machine.total != 0 {
+		add("total_system_memory", s.machine.total)
+	}
+	if s.machine.cgroup != 0 {
+		add("cgroup_memory_limit", s.machine.cgroup)
+	}
+	return out
+}
+
+// humanLimit is a limit for people: "unlimited" or humanBytes.
+func humanLimit(n uint64) string {
+	if n == Unlimited {
+		return "unlimited"
+	}
+	return humanBytes(n)
 }
 
 // humanBytes formats n as Redis's used_memory_human does ("1.50M").

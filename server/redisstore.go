@@ -42,7 +42,7 @@ import (
 // this server's clock, and keys expire on Redis's.
 //
 // Limits: MaxFilterBytes bounds a filter (default
-// bloom.DefaultMaxBytes), and no sub-filter may pass a Redis string (512
+// DefaultMaxFilterBytes), and no sub-filter may pass a Redis string (512
 // MiB), so a filter the memory backend could hold may answer "ERR
 // Insufficient memory to create filter" here; MaxMemory does not apply
 // (Redis's maxmemory does, and must not evict: see redisfilter).
