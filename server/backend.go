@@ -120,9 +120,6 @@ type backend interface {
 
 	// Stats for INFO and metrics.
 	Stats() backendStats
-	// WaitDurable blocks until every change made so far is as durable as
-	// the fsync policy promises before a reply (appendfsync always).
-	WaitDurable() error
 	Close() error
 }
 

@@ -31,20 +31,20 @@ type conn struct {
 
 	readBy, writeBy deadline // the connection's deadlines
 
-	wrote bool  // a write command ran since the last flush
-	errs  int64 // error replies written
-	quit  bool  // close after flushing
-	bools []bool
+	unlogged []replySpan // replies of write commands not yet known durable
+	errs     int64       // error replies written
+	quit     bool        // close after flushing
+	bools    []bool
 }
 
-// reader and writer buffer sizes.
+// ioBuffer is the size of the read buffer.
 const ioBuffer = 16 << 10
 
 func (s *Server) newConn(nc net.Conn, id int64) *conn {
 	c := &conn{srv: s, nc: nc, ctx: s.ctx, id: id, created: time.Now(), authed: s.cfg.RequirePass == ""}
 	c.r = resp.NewReader(bufio.NewReaderSize(flushingReader{c}, ioBuffer), s.cfg.Limits)
 	c.r.SetAuthRequired(!c.authed)
-	c.w = resp.NewWriter(bufio.NewWriterSize(deadlineWriter{c}, ioBuffer))
+	c.w = resp.NewWriter(deadlineWriter{c})
 	return c
 }
 
@@ -164,20 +164,36 @@ func (c *conn) serve() {
 	c.flush()
 }
 
+// replySpan is where one write command's reply sits in the buffer.
+type replySpan struct{ start, end int }
+
 // flush makes the changes of the commands answered so far durable as the
-// fsync policy promises (appendfsync always: on disk), then sends their
-// replies.
+// fsync policy promises (written to the OS; with appendfsync always, on
+// disk), then sends their replies. Nothing reaches the client before:
+// the writer holds every reply until Flush. When the log cannot be
+// written, the write commands' replies become the MISCONF error (their
+// records stay queued for the next write), the others go as they are.
 func (c *conn) flush() error {
-	if c.wrote {
-		c.wrote = false
-		if err := c.srv.store.WaitDurable(); err != nil {
-			// The changes are applied but may not be durable: do not
-			// acknowledge them.
-			c.srv.log.Error("fsync failed; closing the connection without replying", "client", c.id, "err", err)
-			return err
+	if len(c.unlogged) > 0 {
+		if err := c.srv.persist.waitDurable(); err != nil {
+			c.refuseUnlogged(logErrorReply(err))
 		}
+		c.unlogged = c.unlogged[:0]
 	}
 	return c.w.Flush()
+}
+
+// refuseUnlogged replaces the buffered replies of write commands with msg.
+func (c *conn) refuseUnlogged(msg replyError) {
+	old := append([]byte(nil), c.w.Bytes()...)
+	c.w.Reset()
+	at := 0
+	for _, s := range c.unlogged {
+		c.w.Raw(old[at:s.start])
+		c.fail(msg)
+		at = s.end
+	}
+	c.w.Raw(old[at:])
 }
 
 // ended handles the error that ends a connection: of its input, or of

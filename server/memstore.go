@@ -46,6 +46,8 @@ type persister interface {
 	bgsave() error
 	lastSave() time.Time
 	waitDurable() error
+	admit(n int64) error
+	release(n int64)
 	info() []infoField
 	close() error
 }
@@ -405,13 +407,6 @@ func (m *memstore) LastSave() time.Time {
 		return time.Time{}
 	}
 	return m.persist.lastSave()
-}
-
-func (m *memstore) WaitDurable() error {
-	if m.persist == nil {
-		return nil
-	}
-	return m.persist.waitDurable()
 }
 
 func (m *memstore) Stats() backendStats {

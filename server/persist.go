@@ -103,6 +103,16 @@ type persistence struct {
 	writeOK                 atomic.Bool
 	fsyncs, writeErrors     atomic.Int64
 
+	// Room in the log (aof_space.go): allocEnd (under mu) is the current
+	// log's bytes allocated on disk; promised, the bounds of the admitted
+	// write commands still running. spaceErr and lastRetry are under wmu.
+	allocEnd      int64
+	promised      atomic.Int64
+	noPrealloc    bool // under wmu; admit reads it under mu too, so both are held to set it
+	spaceErr      error
+	lastRetry     time.Time
+	spaceRefusals atomic.Int64
+
 	// Group commit (waitDurable): gmu guards flushing, a leader is
 	// writing; the others wait on gcond. gmu comes before wmu.
 	gmu      sync.Mutex
@@ -261,6 +271,9 @@ func (p *persistence) close() error {
 		if ferr := p.flushLocked(true); err == nil {
 			err = ferr
 		}
+		if terr := p.file.Truncate(p.fileWritten); terr != nil { // the preallocated space
+			p.log.Warn("freeing the log's preallocated space failed", "file", p.fileName, "err", terr)
+		}
 		if cerr := p.file.Close(); err == nil {
 			err = cerr
 		}
@@ -293,6 +306,7 @@ func (p *persistence) info() []infoField {
 		{"aof_last_write_status", okErr(p.writeOK.Load())},
 		{"aof_write_errors", i(p.writeErrors.Load(), 10)},
 		{"aof_fsyncs", i(p.fsyncs.Load(), 10)},
+		{"aof_no_space_refusals", i(p.spaceRefusals.Load(), 10)},
 		{"rdb_bgsave_in_progress", saving},
 		{"rdb_changes_since_last_save", i(dirty, 10)},
 		{"rdb_last_save_time", i(p.lastSaveAt.Load()/1000, 10)},

@@ -174,7 +174,6 @@ func (r *redisStore) connected() bool {
 func (r *redisStore) Save(context.Context) error   { return errNotSupported }
 func (r *redisStore) BGSave(context.Context) error { return errNotSupported }
 func (r *redisStore) LastSave() time.Time          { return time.Time{} }
-func (r *redisStore) WaitDurable() error           { return nil }
 
 // Stats: Keys is the count of the last DBSIZE (or 0 after FLUSHALL) made
 // through this server, since counting scans the whole Redis; expiries and

@@ -23,6 +23,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   backend
+	persist persister // the memory backend's durability; nil without one
 	cmds    table
 	metrics *metrics
 	stats   stats
@@ -74,8 +75,7 @@ func New(cfg Config) (*Server, error) {
 			if err != nil {
 				return nil, limitsHint(err, cfg)
 			}
-			m.persist = p
-			m.journal = p
+			m.persist, m.journal, s.persist = p, p, p
 		}
 		s.store = m
 		go s.sweep(m)
