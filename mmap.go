@@ -61,8 +61,8 @@ type MappedFilter struct {
 // OpenFile opens the kind-1 filter file at path read-only (see
 // MappedFilter), opening and reading it once, after checking its header
 // as Load does, its size against the header, and the CRC of its bit
-// array. Errors wrap ErrFormat (not a filter file, another kind — a
-// *KindError —, truncated, or bytes after the filter), ErrChecksum,
+// array. Errors wrap ErrFormat (not a filter file, another kind as a
+// *KindError, truncated, or bytes after the filter), ErrChecksum,
 // ErrKeyRequired, ErrWrongKey or ErrFileChanged (truncated while the CRC
 // was read), or are the *os.PathError of opening path. Options: WithKey
 // to open a keyed filter; WithMaxBytes limits only a filter that has to

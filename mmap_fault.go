@@ -29,8 +29,8 @@ var ErrFileChanged = errors.New("bloom: filter file changed while in use (trunca
 // use m itself, not hand it to other goroutines. A fault anywhere else (a
 // nil pointer, another mapping) panics as it would without Guard, and so
 // does any other panic. On a filter read into memory Guard just runs fn.
-// Guard costs a few tens of nanoseconds a call: guard a loop of lookups
-// (or TestMany), not each Test.
+// Guard costs about as much as a Test (15–20 ns, docs/BENCHMARKS.md):
+// guard a loop of lookups (or TestMany), not each Test.
 func (m *MappedFilter) Guard(fn func()) error { return guard(m.data, fn) }
 
 // guard runs fn and returns a fault reading data during it as an error

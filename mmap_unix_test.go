@@ -167,3 +167,23 @@ func TestGuardOtherPanics(t *testing.T) {
 		t.Errorf("Guard in memory: %v, ran %v", err, ran)
 	}
 }
+
+// BenchmarkMappedGuard is the cost of Guard around one lookup and around
+// an empty function: what guarding each Test would add.
+func BenchmarkMappedGuard(b *testing.B) {
+	path := writeFile(b, mustMarshal(b, filled(b, variant{Blocked, false, false}, 100_000, 0.01, 1000)))
+	m := openFileT(b, path)
+	item := []byte("item-1")
+	b.Run("Test", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Test(item)
+		}
+	})
+	b.Run("Guard+Test", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Guard(func() { m.Test(item) })
+		}
+	})
+}
