@@ -60,4 +60,11 @@
 // hash, key check, m, k, n, p, count, CRC-32C), the bit array, and a
 // CRC-32C trailer. Decoders check every field and the sizes before
 // allocating and leave the receiver untouched on error.
+//
+// A file of any kind opens with OpenAny (LoadAny from a stream), which
+// reads it once, so it may be a pipe; File says which kind it held, and
+// describing a filter needs no knowledge of the bytes (Scalable.Options
+// and SubFilters, Counting.Stats). OpenFile memory-maps a Filter file in
+// place; a mapped file truncated while in use makes reads fault, which
+// MappedFilter.Guard turns into ErrFileChanged instead of a crash.
 package bloom

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -266,22 +267,32 @@ func kindName(kind uint8) string {
 }
 
 // readHeader reads and parses the 64-byte header and checks that it is
-// of the wanted kind.
+// of the wanted kind (else a *KindError).
 func readHeader(r io.Reader, kind uint8) (header, int64, error) {
 	var hb [headerSize]byte
+	h, total, err := readAnyHeader(r, &hb)
+	if err == nil && h.kind != kind {
+		err = &KindError{Got: Kind(h.kind), Want: Kind(kind)}
+	}
+	if err != nil {
+		return header{}, total, err
+	}
+	return h, total, nil
+}
+
+// readAnyHeader reads the 64-byte header into hb and parses it, whatever
+// its kind.
+func readAnyHeader(r io.Reader, hb *[headerSize]byte) (header, int64, error) {
 	n, err := io.ReadFull(r, hb[:])
 	total := int64(n)
+	if start := hb[:min(n, len(formatMagic))]; err != nil && !strings.HasPrefix(formatMagic, string(start)) {
+		return header{}, total, fmt.Errorf("%w: bad magic %q", ErrFormat, start) // short, and no filter at all
+	}
 	if err != nil {
 		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, noEOF(err))
 	}
 	h, err := parseHeader(hb[:])
-	if err != nil {
-		return header{}, total, err
-	}
-	if h.kind != kind {
-		return header{}, total, fmt.Errorf("%w: the encoding is %s, not %s", ErrFormat, kindName(h.kind), kindName(kind))
-	}
-	return h, total, nil
+	return h, total, err
 }
 
 // checkPayloadSize refuses, before anything is allocated, a payload of
@@ -369,6 +380,8 @@ func noEOF(err error) error {
 // remaining reports how many bytes r has left, when it can tell cheaply.
 func remaining(r io.Reader) (int64, bool) {
 	switch v := r.(type) {
+	case interface{ remaining() (int64, bool) }:
+		return v.remaining()
 	case interface{ Len() int }:
 		return int64(v.Len()), true
 	case *os.File:

@@ -343,7 +343,7 @@ func FuzzOpenFile(f *testing.F) {
 		f.Add(bad)
 	}
 	f.Add([]byte("BLOOMERY"))
-	dir := f.TempDir()
+	dir := fuzzDir(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "fuzz.bloom")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

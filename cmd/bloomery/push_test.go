@@ -288,7 +288,7 @@ func TestPushPullErrors(t *testing.T) {
 		{exitUsage, []string{"unknown flag: --frobnicate"}, []string{"push", "--frobnicate", good, redisURL}},
 
 		{exitError, []string{"missing.bloom", "no such file"}, []string{"push", filepath.Join(dir, "missing.bloom"), redisURL}},
-		{exitError, []string{"text.txt: not a bloomery filter file"}, []string{"push", text, redisURL}},
+		{exitError, []string{"text.txt: bloom: malformed filter encoding: bad magic"}, []string{"push", text, redisURL}},
 		{exitError, []string{"corrupt.bloom", "checksum"}, []string{"push", corrupted, redisURL}},
 		{exitError, []string{"truncated.bloom"}, []string{"push", truncated, redisURL}},
 		{exitError, []string{"is a scalable filter (kind 2)", "bloomery://"}, []string{"push", scalable, redisURL}},
@@ -327,7 +327,7 @@ func TestPushPullErrors(t *testing.T) {
 	// No temporary files left beside the outputs.
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".pull-") {
+		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temporary file %s left", e.Name())
 		}
 	}
