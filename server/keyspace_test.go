@@ -44,8 +44,7 @@ func TestKeyspaceExpiry(t *testing.T) {
 	if n := ks.sweep(); n != 1 {
 		t.Fatalf("sweep removed %d", n)
 	}
-	var keys []string
-	ks.each(func(k string, _ *entry) { keys = append(keys, k) })
+	_, keys := ks.scan(0, 1<<20, func(string) bool { return true })
 	if fmt.Sprint(keys) != "[a]" {
 		t.Fatalf("keys %v", keys)
 	}
@@ -55,8 +54,9 @@ func TestKeyspaceExpiry(t *testing.T) {
 	}
 	unlock()
 	unlockAll := ks.lockAll()
-	ks.flush()
+	old := ks.detach()
 	unlockAll()
+	ks.release(old)
 	if ks.len() != 0 {
 		t.Fatal("flush")
 	}
