@@ -43,6 +43,7 @@ func (ks *keyspace) scan(cursor uint64, count int, keep func(string) bool) (uint
 			pos, epoch = 0, cur // a new shard, or compacted since: from the start
 		}
 		end := min(len(s.slots), pos+scanBatch)
+		expiries := s.ttl > 0 // else no entry needs reading
 		for ; pos < end && visited < count && free < maxFree; pos++ {
 			sl := s.slots[pos]
 			if sl.e == nil {
@@ -50,7 +51,7 @@ func (ks *keyspace) scan(cursor uint64, count int, keep func(string) bool) (uint
 				continue
 			}
 			visited++
-			if (sl.e.expireAt == 0 || sl.e.expireAt > now) && keep(sl.key) {
+			if keep(sl.key) && (!expiries || sl.e.expireAt == 0 || sl.e.expireAt > now) {
 				keys = append(keys, sl.key)
 			}
 		}

@@ -73,6 +73,9 @@ func TestKeyspaceExpiry(t *testing.T) {
 		t.Fatalf("len %d, expiring told %v, after b expired on access", got, expired)
 	}
 	clock.advance(5 * time.Second)
+	if _, keys := ks.scan(0, 100, func(string) bool { return true }); fmt.Sprint(keys) != "[a]" {
+		t.Fatalf("scan returned %v; c has expired", keys)
+	}
 	if n := ks.sweep(); n != 1 || fmt.Sprint(expired) != "[b c]" {
 		t.Fatalf("sweep removed %d, expiring told %v", n, expired)
 	}
