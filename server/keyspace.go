@@ -59,9 +59,9 @@ type keyspace struct {
 	shards [keyShards]shard
 	now    func() time.Time
 
-	// dropped, when set, is called (under the shard's lock, or after
-	// flush has detached the shards) for every entry that leaves the
-	// keyspace: deleted, replaced, expired or flushed. The memory
+	// dropped, when set, is called (under the shard's lock, or by
+	// release after detach) for every entry that leaves the keyspace:
+	// deleted, replaced, expired or flushed. The memory
 	// backend keeps its byte count with it.
 	dropped func(e *entry)
 	// modifying, when set, is called (under the shard's lock) before a
@@ -87,7 +87,6 @@ type shard struct {
 	epoch  uint32     // bumped when positions change (compact)
 	expiry expiryHeap // positions of keys with an expiry, soonest first (stale items are skipped)
 	ttl    int        // occupied slots whose entry has an expiry
-	_      [40]byte   // keeps neighbouring shards' locks off one cache line
 }
 
 func newKeyspace() *keyspace {
