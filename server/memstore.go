@@ -31,10 +31,10 @@ type memstore struct {
 	ks        *keyspace
 	maxFilter uint64
 	maxMemory uint64
-	used      atomic.Uint64 // bytes of all bit arrays
-	expires   atomic.Int64  // keys with an expiry
-	journal   journal       // nil: not journaled (replay, or no persistence)
-	limitless bool          // replaying: limits are not enforced
+	used      atomic.Uint64        // bytes of all bit arrays
+	journal   journal              // nil: not journaled (replay, or no persistence)
+	lastGlob  atomic.Pointer[glob] // the last SCAN/KEYS pattern, compiled
+	limitless bool                 // replaying: limits are not enforced
 
 	persist persister // nil without persistence
 }
@@ -57,12 +57,14 @@ func newMemstore(maxFilter, maxMemory uint64) *memstore {
 		maxFilter = bloom.DefaultMaxBytes
 	}
 	m := &memstore{ks: newKeyspace(), maxFilter: maxFilter, maxMemory: maxMemory}
-	m.ks.dropped = func(e *entry) {
-		m.used.Add(-e.filter.Bytes())
-		if e.expireAt != 0 {
-			m.expires.Add(-1)
-		}
-	}
+	m.ks.dropped = func(e *entry) { m.used.Add(-e.filter.Bytes()) }
+	// A key the keyspace deletes by itself (expired) is journaled as a
+	// DEL, under its lock and so in order with its other records: replay
+	// (which runs with the clock stopped) deletes it at the same point of
+	// the history, and a write that re-creates the key is durable only
+	// once the DEL before it is (waitDurable waits for every record
+	// appended so far). As Redis propagates a DEL when a key expires.
+	m.ks.expiring = func(key string) { m.log([]byte("DEL"), []byte(key)) }
 	return m
 }
 
@@ -291,17 +293,8 @@ const typeName = "MBbloom--"
 
 func (m *memstore) Rename(_ context.Context, from, to string) error {
 	defer m.ks.lock(from, to)()
-	e := m.ks.get(from)
-	if e == nil {
+	if !m.ks.rename(from, to) {
 		return errNoSuchKey
-	}
-	if from != to {
-		m.ks.del(from)
-		m.used.Add(e.filter.Bytes()) // del counted it as dropped: undo
-		if e.expireAt != 0 {
-			m.expires.Add(1)
-		}
-		m.ks.set(to, e)
 	}
 	m.log([]byte("RENAME"), []byte(from), []byte(to))
 	return nil
@@ -318,10 +311,7 @@ func (m *memstore) PExpireAt(_ context.Context, key string, at int64, cond expir
 		m.log([]byte("DEL"), []byte(key))
 		return true, nil
 	}
-	if e.expireAt == 0 {
-		m.expires.Add(1)
-	}
-	e.expireAt = at
+	m.ks.setExpire(key, e, at)
 	m.log([]byte("PEXPIREAT"), []byte(key), fmtInt(at))
 	return true, nil
 }
@@ -367,14 +357,22 @@ func (m *memstore) Persist(_ context.Context, key string) (bool, error) {
 	if e == nil || e.expireAt == 0 {
 		return false, nil
 	}
-	e.expireAt = 0
-	m.expires.Add(-1)
+	m.ks.setExpire(key, e, 0)
 	m.log([]byte("PERSIST"), []byte(key))
 	return true, nil
 }
 
 func (m *memstore) Scan(_ context.Context, cursor uint64, pattern string, count int) (uint64, []string, error) {
-	next, keys := m.ks.scan(cursor, count, func(k string) bool { return pattern == "" || globMatch(pattern, k) })
+	keep := func(string) bool { return true }
+	if pattern != "" {
+		g := m.lastGlob.Load()
+		if g == nil || g.src != pattern {
+			g = compileGlob(pattern)
+			m.lastGlob.Store(g)
+		}
+		keep = g.match
+	}
+	next, keys := m.ks.scan(cursor, count, keep)
 	return next, keys, nil
 }
 
@@ -382,9 +380,10 @@ func (m *memstore) DBSize(context.Context) (int64, error) { return int64(m.ks.le
 
 func (m *memstore) Flush(context.Context) error {
 	unlock := m.ks.lockAll()
-	defer unlock()
-	m.ks.flush()
+	old := m.ks.detach()
 	m.log([]byte("FLUSHALL"))
+	unlock()
+	m.ks.release(old) // the keys' memory is counted down with no lock held
 	return nil
 }
 
@@ -410,7 +409,7 @@ func (m *memstore) LastSave() time.Time {
 }
 
 func (m *memstore) Stats() backendStats {
-	st := backendStats{Keys: int64(m.ks.len()), Expires: m.expires.Load(), FilterBytes: m.used.Load()}
+	st := backendStats{Keys: int64(m.ks.len()), Expires: m.ks.expires.Load(), FilterBytes: m.used.Load()}
 	if m.persist != nil {
 		st.Persistence = m.persist.info()
 	}
@@ -436,8 +435,5 @@ func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) {
 	e := m.adopt(f)
 	e.expireAt = expireAt
 	m.used.Add(f.Bytes())
-	if expireAt != 0 {
-		m.expires.Add(1)
-	}
 	m.ks.set(key, e)
 }

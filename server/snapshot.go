@@ -144,23 +144,17 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 // collect lists the unexpired keys; the caller holds every shard lock.
 func (p *persistence) collect(c *snapCut) {
 	ks := p.m.ks
-	n := 0
-	for i := range ks.shards {
-		n += len(ks.shards[i].m)
-	}
-	c.keys = make([]cutKey, n)
+	c.keys = make([]cutKey, ks.countLocked())
 	now := ks.now().UnixMilli()
-	n = 0
-	for i := range ks.shards {
-		for name, e := range ks.shards[i].m {
-			if e.expireAt != 0 && e.expireAt <= now {
-				continue
-			}
-			k := &c.keys[n]
-			k.name, k.expireAt, k.e = name, e.expireAt, e
-			n++
+	n := 0
+	ks.eachLocked(func(name string, e *entry) {
+		if e.expireAt != 0 && e.expireAt <= now {
+			return
 		}
-	}
+		k := &c.keys[n]
+		k.name, k.expireAt, k.e = name, e.expireAt, e
+		n++
+	})
 	c.keys = c.keys[:n]
 	c.pending = make(map[*entry]*cutKey, n)
 	for i := range c.keys {
