@@ -118,7 +118,7 @@ func (w *history) live(key string) *histKey {
 // ack makes the changes so far durable, as a connection does before it
 // replies to a write.
 func (w *history) ack() {
-	if err := w.m.WaitDurable(); err != nil {
+	if err := w.m.persist.waitDurable(); err != nil {
 		w.fail("waitDurable: %v", err)
 	}
 }
