@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,39 @@ func serverCommands() []*command {
 			}},
 			&command{name: "resetstat", arity: 2, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.srv.stats.reset(); c.ok() }},
 		)},
+		{name: "memory", arity: -2, subs: subcommands("MEMORY",
+			&command{name: "purge", arity: 2, flags: flagAdmin, run: cmdMemoryPurge},
+			&command{name: "usage", arity: -3, flags: flagReadonly, keys: [3]int{2, 2, 1}, run: cmdMemoryUsage},
+		)},
+	}
+}
+
+// cmdMemoryPurge collects garbage and returns free memory to the OS, so
+// that INFO's used_memory counts what is live.
+func cmdMemoryPurge(c *conn, _ [][]byte) {
+	debug.FreeOSMemory() // a collection, then the release
+	c.ok()
+}
+
+// keyOverhead estimates the bytes a key costs beyond its name and its
+// filter's bit arrays: the keyspace entry and the filter's structures.
+const keyOverhead = 160
+
+// cmdMemoryUsage answers MEMORY USAGE key [SAMPLES n]: the bytes of the
+// key's filter, its name and keyOverhead, or nil for a missing key.
+func cmdMemoryUsage(c *conn, args [][]byte) {
+	if len(args) != 3 && (len(args) != 5 || !strings.EqualFold(string(args[3]), "SAMPLES")) {
+		c.error("ERR syntax error")
+		return
+	}
+	in, err := c.srv.store.Info(c.ctx, string(args[2]))
+	switch {
+	case err == errNotFound:
+		c.w.Null()
+	case err != nil:
+		c.fail(err)
+	default:
+		c.w.Integer(int64(in.Bytes) + int64(len(args[2])) + keyOverhead)
 	}
 }
 
