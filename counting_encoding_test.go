@@ -353,9 +353,13 @@ func TestCountingEncodingTooLarge(t *testing.T) {
 }
 
 // countingFormatExample is the counting filter whose hexdump
-// docs/FORMAT.md shows in "Kind 3: counting filter".
+// docs/FORMAT.md shows in "Kind 3: counting filter", with the geometry
+// written there (64 counters, k = 3; see formatExamples).
 func countingFormatExample(t testing.TB) *Counting {
-	c := newCountingT(t, 4, 0.01)
+	c, err := newCounting(4, 0.01, 64, 3, config{layout: Classic, maxBytes: DefaultMaxBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"apple", "banana", "apple", "cherry"} {
 		c.AddString(s)
 	}
