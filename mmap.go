@@ -180,12 +180,8 @@ func mappedFilter(data []byte, s Sizing, h header, oo OpenOptions, c config) (*F
 	// aligned, as alignedWords makes a heap bit array.
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(payload))), len(payload)/8)
 	f := &Filter{
-		words: words, m: s.Bits, blocks: s.Bits / BlockBits, k: s.K,
-		layout: s.Layout, n: s.N, p: s.P,
-	}
-	if c.keyed {
-		f.keyed = true
-		f.k0, f.k1 = keyWords(c.key)
+		words: words, k: s.K,
+		layout: s.Layout, n: s.N, p: s.P, key: c.sipKey(),
 	}
 	if f.layout == Blocked {
 		f.mode = modeBlocked

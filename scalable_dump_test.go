@@ -36,9 +36,7 @@ var dumpCases = []dumpCase{
 func (c dumpCase) loadOpts() []Option {
 	var opts []Option
 	for _, o := range c.opts {
-		var cfg config
-		o(&cfg)
-		if cfg.keyed || cfg.concurrent {
+		if cfg := o(config{}); cfg.keyed || cfg.concurrent {
 			opts = append(opts, o)
 		}
 	}

@@ -12,13 +12,13 @@ func (f *Filter) Compatible(g *Filter) error {
 	switch {
 	case f.layout != g.layout:
 		return fmt.Errorf("%w: layouts differ: %s and %s", ErrIncompatible, f.layout, g.layout)
-	case f.m != g.m:
-		return fmt.Errorf("%w: sizes differ: %d and %d bits", ErrIncompatible, f.m, g.m)
+	case f.m() != g.m():
+		return fmt.Errorf("%w: sizes differ: %d and %d bits", ErrIncompatible, f.m(), g.m())
 	case f.k != g.k:
 		return fmt.Errorf("%w: hash counts differ: k = %d and %d", ErrIncompatible, f.k, g.k)
 	case f.HashID() != g.HashID():
 		return fmt.Errorf("%w: hash functions differ: %s and %s", ErrIncompatible, f.HashID(), g.HashID())
-	case f.keyed && (f.k0 != g.k0 || f.k1 != g.k1):
+	case f.key != nil && *f.key != *g.key:
 		return fmt.Errorf("%w: filters are keyed with different keys", ErrIncompatible)
 	}
 	return nil
