@@ -234,11 +234,8 @@ func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
 	if err != nil {
 		return total, err
 	}
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
-	if err := checkSizing(s); err != nil {
-		if !errors.Is(err, ErrFormat) {
-			err = fmt.Errorf("%w: %w", ErrFormat, err)
-		}
+	s, err := headerSizing(h)
+	if err != nil {
 		return total, fmt.Errorf("bloom: decode: %w", err)
 	}
 	if err := checkHash(h, c); err != nil {

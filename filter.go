@@ -71,12 +71,17 @@ func New(n uint64, p float64, opts ...Option) (*Filter, error) {
 
 // NewSized returns an empty filter with exactly the geometry s (layout,
 // bits, k, and the n and p it is meant for). Bits must be a positive
-// multiple of 64 (512 for Blocked). The layout comes from s; a WithLayout
+// multiple of 64 (512 for Blocked), and the geometry must hold its rate
+// (Sizing.CheckRate: the decoders refuse a filter that does not, so
+// NewSized refuses to make one). The layout comes from s; a WithLayout
 // option is ignored.
 func NewSized(s Sizing, opts ...Option) (*Filter, error) {
 	c := newConfig(opts)
 	c.layout = s.Layout
 	if err := checkSizing(s); err != nil {
+		return nil, err
+	}
+	if err := s.CheckRate(); err != nil {
 		return nil, err
 	}
 	return newFilter(s, c)

@@ -139,15 +139,6 @@ const maxInt = int(^uint(0) >> 1)
 // file.
 var errNoMmap = errors.New("bloom: memory mapping not supported")
 
-// headerSizing is the geometry in kind-1 header h, checked.
-func headerSizing(h header) (Sizing, error) {
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
-	if err := checkSizing(s); err != nil {
-		return Sizing{}, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
-	return s, nil
-}
-
 // readAgain reads the filter in file from its start, for hosts that
 // cannot use a mapping.
 func readAgain(file *os.File, c config) (*Filter, []byte, error) {

@@ -91,6 +91,11 @@ const (
 // MaxSubFilters bounds the number of sub-filters of a Scalable filter.
 const MaxSubFilters = 64
 
+// MaxExpansion bounds the growth factor of a Scalable filter: each
+// sub-filter at most 2^32 times the capacity of the one before
+// (RedisBloom allows 32768). The decoders refuse a larger one.
+const MaxExpansion = 1 << 32
+
 // NewScalable returns an empty scalable filter with initial capacity n0 and
 // compound false-positive rate p. opts configures the sub-filters
 // (WithLayout, WithKey, WithMaxBytes, WithConcurrent).
@@ -124,6 +129,9 @@ func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
 	}
 	if so.NonScaling {
 		exp = 0
+	}
+	if exp > MaxExpansion {
+		return 0, 0, 0, fmt.Errorf("bloom: expansion %d above the maximum %d", exp, uint64(MaxExpansion))
 	}
 	if so.RedisBloom {
 		if (r != 0 && r != 0.5) || (f != 0 && f != 0.5) {
@@ -174,6 +182,20 @@ func (g growthRule) sub(i int) (uint64, float64) {
 		return capacity, g.p * g.f
 	}
 	return capacity, g.p * (1 - g.f) * (1 - g.r) * math.Pow(g.r, float64(i-1))
+}
+
+// capacity is the total capacity of sub-filters 0 … m−1, and whether it
+// is at most math.MaxInt64 (so that no count or capacity of a valid
+// chain reads as negative where it is printed as a signed integer).
+func (g growthRule) capacity(m int) (uint64, bool) {
+	var total uint64
+	for i := range m {
+		n, _ := g.sub(i)
+		if total += n; total > math.MaxInt64 || total < n {
+			return total, false
+		}
+	}
+	return total, true
 }
 
 // subSize sizes sub-filter i of rule g with layout, checking that it

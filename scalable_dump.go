@@ -101,9 +101,9 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		sz := Sizing{Layout: Layout(sh.layout), N: sh.n, P: sh.p, Bits: sh.m, K: sh.k}
-		if err := checkSizing(sz); err != nil {
-			return nil, fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
+		sz, err := headerSizing(sh)
+		if err != nil {
+			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
 		if err := checkHash(sh, c); err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)

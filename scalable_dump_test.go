@@ -561,6 +561,7 @@ func checkLoadScalableHeader(t *testing.T, data []byte) {
 			}
 			continue
 		}
+		checkScalableFields(t, s)
 		if again := s.DumpHeader(); !bytes.Equal(again, data) {
 			t.Fatalf("re-dump differs:\n in  %x\n out %x", data, again)
 		}

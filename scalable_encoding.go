@@ -207,9 +207,16 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if so.NonScaling && h.m != 1 {
 		return nil, h, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
 	}
+	if so.Expansion > MaxExpansion {
+		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
+	}
 	s := &Scalable{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes}
 	if err := checkNP(h.n, h.p); err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	if total, ok := s.ruleOf(h).capacity(int(h.m)); !ok {
+		return nil, h, fmt.Errorf("%w: %d sub-filters from capacity %d with expansion %d hold more than 2^63-1 items (%d)",
+			ErrFormat, h.m, h.n, so.Expansion, total)
 	}
 	return s, h, nil
 }

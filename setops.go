@@ -25,7 +25,8 @@ func (f *Filter) Compatible(g *Filter) error {
 }
 
 // Union adds every item of other to f (bitwise OR). The filters must be
-// Compatible. Afterwards Inserted reports the estimate Count.
+// Compatible. Afterwards Inserted reports the estimate Count (at most
+// Bits).
 func (f *Filter) Union(other *Filter) error {
 	return f.combine(other, func(a, b uint64) uint64 { return a | b })
 }
@@ -33,7 +34,7 @@ func (f *Filter) Union(other *Filter) error {
 // Intersect keeps in f only the bits also set in other (bitwise AND): it
 // answers true for every item added to both, and its false-positive rate
 // is at most f's. The filters must be Compatible. Afterwards Inserted
-// reports the estimate Count.
+// reports the estimate Count (at most Bits).
 func (f *Filter) Intersect(other *Filter) error {
 	return f.combine(other, func(a, b uint64) uint64 { return a & b })
 }
@@ -45,7 +46,7 @@ func (f *Filter) combine(other *Filter, op func(a, b uint64) uint64) error {
 	for i := range f.words {
 		f.words[i] = op(f.words[i], other.word(uint64(i)))
 	}
-	f.setInserted(f.Count())
+	f.setInserted(min(f.Count(), f.m())) // at most one new item per bit, as the decoders check
 	return nil
 }
 

@@ -205,3 +205,39 @@ func BenchmarkFootprint(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHeaderCheck is the cost of the geometry check the decoders run
+// on every sub-filter header (Sizing.CheckRate), and of LoadScalableHeader
+// on the dump header of a default RedisBloom-mode filter (what
+// BF.LOADCHUNK's first chunk costs), with the block tables built.
+func BenchmarkHeaderCheck(b *testing.B) {
+	for _, layout := range []Layout{Blocked, Classic} {
+		for _, p := range []float64{0.005, 1e-12} {
+			s, err := Size(100, p, layout)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("CheckRate/"+layout.String()+"/p="+strconv.FormatFloat(p, 'g', -1, 64), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := s.CheckRate(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+	s, err := NewScalable(100, 0.01, ScalableOptions{RedisBloom: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hdr := s.DumpHeader()
+	b.Run("LoadScalableHeader/n=100/p=0.01/redisbloom", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := LoadScalableHeader(hdr); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
