@@ -353,13 +353,9 @@ func TestCountingEncodingTooLarge(t *testing.T) {
 }
 
 // countingFormatExample is the counting filter whose hexdump
-// docs/FORMAT.md shows in "Kind 3: counting filter", with the geometry
-// written there (64 counters, k = 3; see formatExamples).
+// docs/FORMAT.md shows in "Kind 3: counting filter".
 func countingFormatExample(t testing.TB) *Counting {
-	c, err := newCounting(4, 0.01, 64, 3, config{layout: Classic, maxBytes: DefaultMaxBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCountingT(t, 4, 0.01)
 	for _, s := range []string{"apple", "banana", "apple", "cherry"} {
 		c.AddString(s)
 	}

@@ -484,12 +484,11 @@ func TestEncodingLayoutSpec(t *testing.T) {
 	}
 }
 
-// formatExamples are the filters whose hexdumps docs/FORMAT.md shows,
-// with the geometry written there (what New(4, 0.01, WithLayout(Classic))
-// and New(10, 0.01, WithKey(key)) sized before issue 11: Size now picks
-// a larger k for the same bits), so the examples do not follow Size.
+// formatExamples are the filters whose hexdumps docs/FORMAT.md shows.
+// The second has the geometry written there (what New(10, 0.01,
+// WithKey(key)) made before issue 11; it now takes fewer probes).
 func formatExamples(t testing.TB) []*Filter {
-	a, err := NewSized(Sizing{Layout: Classic, N: 4, P: 0.01, Bits: 64, K: 3})
+	a, err := New(4, 0.01, WithLayout(Classic))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,14 +67,21 @@ func checkNP(n uint64, p float64) error {
 // thousand the margin alone covers it. Size does not allocate the filter
 // and applies no size limit.
 //
+// Of the k that fit the smallest size, Size takes the one with the most
+// room under both conditions (the lowest rate for the size), except at
+// the smallest size of all (one block, one word), which is often far more
+// than n items need: there it takes the fewest probes that fit.
+//
 // Both conditions are solved together, for the integer number of blocks
 // (or words) directly, by a safeguarded Newton iteration per k (see
-// sizing_solve.go): a few microseconds for any n and p, against
-// milliseconds for the bisections it replaced, with the same result or
-// up to a block (or word) smaller, never one that misses the conditions
+// sizing_solve.go): 1 to 10 µs for any n and p, against milliseconds for
+// the bisections it replaced, with the same size or up to a block (or
+// word) smaller, never one that misses the conditions
 // (sizing_grid_test.go compares it with that slower solver). Results are
 // memoised per (layout, n, p) in a small fixed-size cache (sizeCache), so
-// creating many filters with the same parameters costs a lookup.
+// creating many filters with the same parameters costs a lookup (about
+// 20 ns). The first sizes in a process also build the blocked model's
+// tables for the k they try (milliseconds, once; BenchmarkBlockTablesCold).
 func Size(n uint64, p float64, layout Layout) (Sizing, error) {
 	if err := checkNP(n, p); err != nil {
 		return Sizing{}, err

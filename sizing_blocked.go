@@ -81,13 +81,13 @@ func blockedSums(lambda float64, k int) poissonSums {
 		}
 		w *= q
 	}
-	// Down: g falls with i, and below lambda/2 the weights at least halve
-	// per step, so the rest is at most the last term.
+	// Down: g falls with i, and the weights by q = i/lambda or more per
+	// step, so the rest is at most the last term times q/(1−q).
 	for i, w := mode-1, w0; i >= 0; i-- {
 		w *= float64(i+1) * inv
 		a, b, r := w*e1[i], w*e2[i], float64(i)*inv-1
 		s1, s2, d1, d2 = s1+a, s2+b, d1+a*r, d2+b*r
-		if float64(i) <= lambda/2 && a <= sumTolerance*s1 && b <= sumTolerance*s2 {
+		if q := float64(i) * inv; a*q <= sumTolerance*(1-q)*s1 && b*q <= sumTolerance*(1-q)*s2 {
 			break
 		}
 	}

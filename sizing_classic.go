@@ -71,9 +71,16 @@ func (g sizeGoal) solveClassic() (words uint64, k int) {
 		return 0, 0
 	}
 	w := uint64(math.Max(1, math.Ceil(math.Exp(-u)/64)))
-	holds := func(w uint64) bool {
-		phi, _ := g.classicEval(k, -math.Log(64*float64(w)))
+	uOf := func(w uint64) float64 { return -math.Log(64 * float64(w)) }
+	holds := func(k int, w uint64) bool {
+		phi, _ := g.classicEval(k, uOf(w))
 		return phi <= 0
 	}
-	return nudge(w, maxWords, holds), k
+	if w = nudge(w, maxWords, func(w uint64) bool { return holds(k, w) }, uOf, u); w == 0 {
+		return 0, 0
+	}
+	if w == 1 {
+		k = fewestProbes(k, func(k int) bool { return holds(k, w) })
+	}
+	return w, k
 }

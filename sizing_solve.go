@@ -62,7 +62,9 @@ func solveIncreasing(eval func(u float64) (phi, slope float64), u0, uMax, tol fl
 			if phi <= 0 {
 				return u, true
 			}
-			next = u - 2*tol // a point just below
+			// Just below the root, not evaluated: the callers check the
+			// integer size they derive from it.
+			return max(lo, min(next, u)-tol/4), true
 		}
 		switch {
 		case math.IsInf(lo, 0) || math.IsInf(hi, 0):
@@ -85,7 +87,7 @@ func searchK(eval func(k int, u float64) (float64, float64), k0 int, u0, uMax fl
 	solve := func(k int, u, tol float64) (float64, bool) {
 		return solveIncreasing(func(u float64) (float64, float64) { return eval(k, u) }, u, uMax, tol, exact)
 	}
-	uBest, ok := solve(k0, u0, coarseTolerance)
+	uBest, ok := solve(k0, u0, rootTolerance)
 	if !ok {
 		return 0, 0, false
 	}
@@ -102,9 +104,10 @@ func searchK(eval func(k int, u float64) (float64, float64), k0 int, u0, uMax fl
 		}
 		return min(uBest-phi/slope, uMax)
 	}
+	dirs := []int{1, -1}
 	for range MaxK {
 		cand, candU := 0, math.Inf(-1)
-		for _, dir := range [2]int{1, -1} {
+		for _, dir := range dirs {
 			for k := bestK + dir; k >= 1 && k <= MaxK; k += dir {
 				est := estimate(k)
 				if est <= candU || math.IsInf(est, -1) {
@@ -119,13 +122,17 @@ func searchK(eval func(k int, u float64) (float64, float64), k0 int, u0, uMax fl
 		if cand == 0 {
 			break
 		}
-		u, ok := solve(cand, candU, coarseTolerance)
+		u, ok := solve(cand, candU, rootTolerance)
 		if !ok || u <= uBest {
 			break
 		}
+		// The side bestK is on now has only roots below the old best.
+		dirs = dirs[:1]
+		if dirs[0] = 1; cand < bestK {
+			dirs[0] = -1
+		}
 		uBest, bestK = u, cand
 	}
-	uBest, _ = solve(bestK, uBest, rootTolerance)
 	return bestK, uBest, true
 }
 
@@ -184,11 +191,32 @@ func (g sizeGoal) solveBlocked() (blocks uint64, k int) {
 		return 0, 0
 	}
 	b := uint64(math.Max(1, math.Ceil(g.n/math.Exp(u))))
-	holds := func(b uint64) bool {
-		phi, _ := g.blockedEval(k, math.Log(g.n/float64(b)))
+	uOf := func(b uint64) float64 { return math.Log(g.n / float64(b)) }
+	holds := func(k int, b uint64) bool {
+		phi, _ := g.blockedEval(k, uOf(b))
 		return phi <= 0
 	}
-	return nudge(b, maxBlocks, holds), k
+	if b = nudge(b, maxBlocks, func(b uint64) bool { return holds(k, b) }, uOf, u); b == 0 {
+		return 0, 0
+	}
+	if b == 1 {
+		k = fewestProbes(k, func(k int) bool { return holds(k, b) })
+	}
+	return b, k
+}
+
+// fewestProbes returns the smallest k' ≤ k for which holds(k') is true,
+// given holds(k). Size uses it for filters of the smallest size (one
+// block or one word), which is often far more than they need, so that
+// many k fit: the fewest probes make the fastest filter. (At larger sizes
+// it keeps the k with the largest root, the lowest rate for the size.)
+// The k that fit one size are contiguous (the roots are unimodal in k),
+// so the walk down stops at the first that does not.
+func fewestProbes(k int, holds func(int) bool) int {
+	for k > 1 && holds(k-1) {
+		k--
+	}
+	return k
 }
 
 // nudge returns the smallest size near b (blocks or words) for which
@@ -196,15 +224,19 @@ func (g sizeGoal) solveBlocked() (blocks uint64, k int) {
 // while one less holds. The steps are 1 up to 2^40 and relative 2^-40
 // beyond (where float64 would not tell b from b+1, and no filter that
 // large can be allocated anyway).
-func nudge(b, limit uint64, holds func(uint64) bool) uint64 {
+//
+// u(b) is the unknown of the solve at size b; sizes whose u is clearly
+// above the root uRoot fail without an evaluation.
+func nudge(b, limit uint64, holds func(uint64) bool, u func(uint64) float64, uRoot float64) uint64 {
 	for !holds(b) {
 		if b += 1 + b>>40; b > limit {
 			return 0
 		}
 	}
+	above := uRoot + 4*rootTolerance*max(1, math.Abs(uRoot))
 	for range 16 { // the root is exact to 1e-13: a step or two at most
 		d := 1 + b>>40
-		if b <= d || !holds(b-d) {
+		if b <= d || u(b-d) > above || !holds(b-d) {
 			break
 		}
 		b -= d
