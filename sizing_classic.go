@@ -21,10 +21,13 @@ func classicFPR(m float64, k int, n float64) float64 {
 // number X of bits set by k·n uniform probes into m bits.
 func classicMoments(m float64, k int, n float64) (q, varX float64) {
 	t := float64(k) * n
-	e1 := math.Exp(t * math.Log1p(-1/m)) // P(a given bit is still 0)
+	l1 := t * math.Log1p(-1/m)
+	e1 := math.Exp(l1)                   // P(a given bit is still 0)
 	e2 := math.Exp(t * math.Log1p(-2/m)) // P(two given bits are still 0)
 	varX = m*(m-1)*e2 + m*e1 - m*m*e1*e1
-	return 1 - e1, math.Max(varX, 0)
+	// 1 − e1 by expm1: exact also when the fill is below 2^-53 (a huge m
+	// for a tiny rate), where 1 − e1 would round to 0.
+	return -math.Expm1(l1), math.Max(varX, 0)
 }
 
 // classicSD is realizedSD for the classic layout: k·q^(k−1)·sd(X)/m.

@@ -19,20 +19,19 @@ import "math"
 // block (or word) until it is the smallest integer size that holds; as
 // the ceiling of the largest root, it is the smallest over all k too.
 
-// Tolerances of solveIncreasing, as widths in u (relative in λ or m):
-// coarse while comparing values of k, fine for the chosen k, whose root
-// then gives the integer size (checked exactly).
-const (
-	coarseTolerance = 1e-7
-	rootTolerance   = 1e-13
-)
+// rootTolerance is the precision of solveIncreasing, as a width in u
+// (relative in λ or m): the integer size from the root is then checked
+// exactly.
+const rootTolerance = 1e-13
 
-// solveIncreasing returns the largest u ≤ uMax (to tol) with φ(u) ≤ 0,
-// for φ increasing in u, starting at u0; eval returns φ(u) and its slope
-// dφ/du. With exact false the slope is only a first guess, and the secant
-// through the last two points replaces it. ok is false if no u with
-// φ(u) ≤ 0 was found.
-func solveIncreasing(eval func(u float64) (phi, slope float64), u0, uMax, tol float64, exact bool) (float64, bool) {
+// solveIncreasing returns the largest u ≤ uMax (to rootTolerance) with
+// φ(u) ≤ 0, for φ increasing in u, starting at u0; eval returns φ(u) and
+// its slope dφ/du. With exact false the slope is only a first guess, and
+// the secant through the last two points replaces it. When Newton's
+// method converges from above the root, the point just below it is
+// returned without a last evaluation. ok is false if no u with φ(u) ≤ 0
+// was found.
+func solveIncreasing(eval func(u float64) (phi, slope float64), u0, uMax float64, exact bool) (float64, bool) {
 	const maxStep = 20 // at most a factor e^20 per unbracketed step
 	lo, hi := math.Inf(-1), math.Inf(1)
 	u, uPrev, phiPrev := min(u0, uMax), math.NaN(), math.NaN()
@@ -46,7 +45,7 @@ func solveIncreasing(eval func(u float64) (phi, slope float64), u0, uMax, tol fl
 		} else {
 			hi = u
 		}
-		tol := tol * max(1, math.Abs(u))
+		tol := rootTolerance * max(1, math.Abs(u))
 		if hi-lo <= tol {
 			break
 		}
@@ -81,13 +80,13 @@ func solveIncreasing(eval func(u float64) (phi, slope float64), u0, uMax, tol fl
 // with eval(k, u) ≤ 0) is largest, and u_k, walking from k0. The walk
 // compares neighbours by the Newton estimate of their root from one
 // evaluation at the current root (u_k − φ/φ'), solves the best of them,
-// and repeats until no neighbour of the solved best is better; then it
-// refines that root to rootTolerance. ok is false if k0 has no root.
+// and repeats on the far side of it until no neighbour is better. ok is
+// false if k0 has no root.
 func searchK(eval func(k int, u float64) (float64, float64), k0 int, u0, uMax float64, exact bool) (int, float64, bool) {
-	solve := func(k int, u, tol float64) (float64, bool) {
-		return solveIncreasing(func(u float64) (float64, float64) { return eval(k, u) }, u, uMax, tol, exact)
+	solve := func(k int, u float64) (float64, bool) {
+		return solveIncreasing(func(u float64) (float64, float64) { return eval(k, u) }, u, uMax, exact)
 	}
-	uBest, ok := solve(k0, u0, rootTolerance)
+	uBest, ok := solve(k0, u0)
 	if !ok {
 		return 0, 0, false
 	}
@@ -122,7 +121,7 @@ func searchK(eval func(k int, u float64) (float64, float64), k0 int, u0, uMax fl
 		if cand == 0 {
 			break
 		}
-		u, ok := solve(cand, candU, rootTolerance)
+		u, ok := solve(cand, candU)
 		if !ok || u <= uBest {
 			break
 		}
