@@ -106,7 +106,7 @@ func NewCounting(n uint64, p float64, opts ...Option) (*Counting, error) {
 func countingConfig(opts []Option) (config, error) {
 	c := config{maxBytes: DefaultMaxBytes} // layout 0: not chosen
 	for _, o := range opts {
-		o(&c)
+		c = o(c)
 	}
 	switch c.layout {
 	case 0, Classic:

@@ -13,7 +13,7 @@ import (
 
 // InitialCap is the capacity n0 of the first sub-filter, as given to
 // NewScalable.
-func (s *Scalable) InitialCap() uint64 { return s.n0 }
+func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
 
 // Options returns the options the filter grows by, defaults filled in:
 // Expansion (0 when NonScaling), Tightening and FirstShare. NewScalable
@@ -24,7 +24,7 @@ func (s *Scalable) Options() ScalableOptions {
 }
 
 // Layout is the layout of every sub-filter.
-func (s *Scalable) Layout() Layout { return s.cfg.layout }
+func (s *Scalable) Layout() Layout { return s.filters()[0].layout }
 
 // HashID identifies the hash of every sub-filter.
 func (s *Scalable) HashID() HashID { return s.filters()[0].HashID() }

@@ -150,7 +150,7 @@ func wordBytes(words []uint64) []byte {
 }
 
 // EncodedSize is the length of the filter's encoding in bytes.
-func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m/8) + trailerSize }
+func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m()/8) + trailerSize }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
 func (f *Filter) MarshalBinary() ([]byte, error) { return marshalEncoding(f, f.EncodedSize()) }
@@ -172,7 +172,9 @@ func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
 // can tell its length, against the bytes left, before allocating. On any
 // error f is left unchanged.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := decode(r, readerConfig(f.keyed, f.k0, f.k1, f.concurrent))
+	c := config{maxBytes: DefaultMaxBytes, concurrent: f.concurrent}
+	c.keyed, c.key = keyConfig(f.key)
+	g, n, err := decode(r, c)
 	if err != nil {
 		return n, err
 	}
@@ -198,7 +200,7 @@ func readerConfig(keyed bool, k0, k1 uint64, concurrent bool) config {
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	var g Filter
-	g.concurrent, g.keyed, g.k0, g.k1 = f.concurrent, f.keyed, f.k0, f.k1
+	g.concurrent, g.key = f.concurrent, f.key
 	if _, err := g.ReadFrom(r); err != nil {
 		return err
 	}
@@ -218,34 +220,41 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 }
 
 func decode(r io.Reader, c config) (*Filter, int64, error) {
+	f := new(Filter)
+	n, err := decodeInto(f, r, c)
+	if err != nil {
+		return nil, n, err
+	}
+	return f, n, nil
+}
+
+// decodeInto decodes a filter from r into *f (which it may change even
+// when it fails).
+func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
 	h, total, err := readHeader(r, kindFilter)
 	if err != nil {
-		return nil, total, err
+		return total, err
 	}
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
-	if err := checkSizing(s); err != nil {
-		if !errors.Is(err, ErrFormat) {
-			err = fmt.Errorf("%w: %w", ErrFormat, err)
-		}
-		return nil, total, fmt.Errorf("bloom: decode: %w", err)
+	s, err := headerSizing(h)
+	if err != nil {
+		return total, fmt.Errorf("bloom: decode: %w", err)
 	}
 	if err := checkHash(h, c); err != nil {
-		return nil, total, err
+		return total, err
 	}
 	if err := checkPayloadSize(r, s.Bytes(), c); err != nil {
-		return nil, total, err
+		return total, err
 	}
-	f, err := newFilter(s, c)
-	if err != nil {
-		return nil, total, err
+	if err := initFilter(f, s, c); err != nil {
+		return total, err
 	}
 	nr, err := readPayload(r, f.words)
 	total += nr
 	if err != nil {
-		return nil, total, err
+		return total, err
 	}
 	f.setInserted(h.count)
-	return f, total, nil
+	return total, nil
 }
 
 // kindCounting is the header's kind byte of a Counting filter (kind 1 is

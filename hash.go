@@ -115,8 +115,8 @@ func KeyCheck(key [16]byte) uint32 { return keyCheck(keyWords(key)) }
 // KeyCheck is the check value of the filter's key (see the function
 // KeyCheck), or 0 for an unkeyed filter.
 func (f *Filter) KeyCheck() uint32 {
-	if !f.keyed {
+	if f.key == nil {
 		return 0
 	}
-	return keyCheck(f.k0, f.k1)
+	return keyCheck(f.key.k0, f.key.k1)
 }

@@ -154,15 +154,6 @@ const maxInt = int(^uint(0) >> 1)
 // file.
 var errNoMmap = errors.New("bloom: memory mapping not supported")
 
-// headerSizing is the geometry in kind-1 header h, checked.
-func headerSizing(h header) (Sizing, error) {
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
-	if err := checkSizing(s); err != nil {
-		return Sizing{}, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
-	return s, nil
-}
-
 // readAgain reads the filter in the regular file file from its start,
 // for hosts that cannot use a mapping (its size was checked).
 func readAgain(file *os.File, c config) (*MappedFilter, error) {
@@ -203,12 +194,8 @@ func mappedFilter(data []byte, s Sizing, h header, oo OpenOptions, c config) (*F
 	// aligned, as alignedWords makes a heap bit array.
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(payload))), len(payload)/8)
 	f := &Filter{
-		words: words, m: s.Bits, blocks: s.Bits / BlockBits, k: s.K,
-		layout: s.Layout, n: s.N, p: s.P,
-	}
-	if c.keyed {
-		f.keyed = true
-		f.k0, f.k1 = keyWords(c.key)
+		words: words, k: s.K,
+		layout: s.Layout, n: s.N, p: s.P, key: c.sipKey(),
 	}
 	if f.layout == Blocked {
 		f.mode = modeBlocked

@@ -39,16 +39,24 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // run from many goroutines at once; to run them while Adds run too, make
 // the filter WithConcurrent (its sub-filters then read and write bits
 // atomically, which costs about 2× per Add). Only the last sub-filter ever
-// changes.
+// changes. UnmarshalBinary needs exclusive access.
+//
+// Memory: a new filter is two allocations, this struct (144 bytes, with
+// its first sub-filter inside) and that sub-filter's bit array; the chain
+// of further sub-filters is allocated when the first one is full.
 type Scalable struct {
-	mu    sync.Mutex                // serialises Add and growth
-	chain atomic.Pointer[[]*Filter] // immutable snapshot for readers
-	n0    uint64
-	p     float64
-	s     uint64  // expansion (growth factor); 0 means non-scaling
-	r     float64 // tightening ratio
-	f     float64 // first share of the error budget
-	cfg   config  // layout, key, size limit for every sub-filter
+	mu sync.Mutex // serialises Add and growth
+	// chain is an immutable snapshot of the sub-filters for readers, or
+	// nil while the chain is one[:]: the first sub-filter alone.
+	chain atomic.Pointer[[]*Filter]
+	one   [1]*Filter // &first
+	first Filter     // sub-filter 0, unless UnmarshalBinary replaced the chain
+
+	p        float64 // compound rate
+	s        uint64  // expansion (growth factor); 0 means non-scaling
+	r        float64 // tightening ratio
+	f        float64 // first share of the error budget
+	maxBytes uint64  // size limit of all sub-filters together
 
 	grow atomic.Pointer[func(extra uint64) error] // SetGrowHook's fn, or nil
 }
@@ -83,6 +91,11 @@ const (
 // MaxSubFilters bounds the number of sub-filters of a Scalable filter.
 const MaxSubFilters = 64
 
+// MaxExpansion bounds the growth factor of a Scalable filter: each
+// sub-filter at most 2^32 times the capacity of the one before
+// (RedisBloom allows 32768). The decoders refuse a larger one.
+const MaxExpansion = 1 << 32
+
 // NewScalable returns an empty scalable filter with initial capacity n0 and
 // compound false-positive rate p. opts configures the sub-filters
 // (WithLayout, WithKey, WithMaxBytes, WithConcurrent).
@@ -94,12 +107,16 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 	if err != nil {
 		return nil, err
 	}
-	s := &Scalable{n0: n0, p: p, s: exp, r: r, f: f, cfg: newConfig(opts)}
-	first, err := s.newSub(0)
+	c := newConfig(opts)
+	s := &Scalable{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes}
+	sz, err := s.subSize(growthRule{n0, p, exp, r, f}, c.layout, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	s.chain.Store(&[]*Filter{first})
+	if err := initFilter(&s.first, sz, c); err != nil {
+		return nil, err
+	}
+	s.one[0] = &s.first
 	return s, nil
 }
 
@@ -112,6 +129,9 @@ func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
 	}
 	if so.NonScaling {
 		exp = 0
+	}
+	if exp > MaxExpansion {
+		return 0, 0, 0, fmt.Errorf("bloom: expansion %d above the maximum %d", exp, uint64(MaxExpansion))
 	}
 	if so.RedisBloom {
 		if (r != 0 && r != 0.5) || (f != 0 && f != 0.5) {
@@ -134,43 +154,90 @@ func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
 	return exp, r, f, nil
 }
 
-// subSizing returns capacity and rate of sub-filter i.
-func (s *Scalable) subSizing(i int) (uint64, float64) {
-	capacity := s.n0
+// growthRule is the rule of a Scalable filter's sub-filters: capacity
+// n0·s^i and a share of the compound rate p (see Scalable).
+type growthRule struct {
+	n0   uint64
+	p    float64
+	s    uint64
+	r, f float64
+}
+
+// rule is s's growth rule; the first sub-filter's capacity is n0.
+func (s *Scalable) rule() growthRule {
+	return growthRule{s.filters()[0].n, s.p, s.s, s.r, s.f}
+}
+
+// sub returns capacity and rate of sub-filter i.
+func (g growthRule) sub(i int) (uint64, float64) {
+	capacity := g.n0
 	for range i {
-		if capacity > math.MaxUint64/max(s.s, 1) {
+		if capacity > math.MaxUint64/max(g.s, 1) {
 			capacity = math.MaxUint64
 			break
 		}
-		capacity *= max(s.s, 1)
+		capacity *= max(g.s, 1)
 	}
 	if i == 0 {
-		return capacity, s.p * s.f
+		return capacity, g.p * g.f
 	}
-	return capacity, s.p * (1 - s.f) * (1 - s.r) * math.Pow(s.r, float64(i-1))
+	return capacity, g.p * (1 - g.f) * (1 - g.r) * math.Pow(g.r, float64(i-1))
 }
 
-func (s *Scalable) newSub(i int) (*Filter, error) {
+// capacity is the total capacity of sub-filters 0 … m−1, and whether it
+// is at most math.MaxInt64 (so that no count or capacity of a valid
+// chain reads as negative where it is printed as a signed integer).
+func (g growthRule) capacity(m int) (uint64, bool) {
+	var total uint64
+	for i := range m {
+		n, _ := g.sub(i)
+		if total += n; total > math.MaxInt64 || total < n {
+			return total, false
+		}
+	}
+	return total, true
+}
+
+// subSize sizes sub-filter i of rule g with layout, checking that it
+// may exist and that the chain, at bytes before it, stays within
+// s.maxBytes.
+func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Sizing, error) {
 	if i >= MaxSubFilters {
-		return nil, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
+		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
 	}
-	n, p := s.subSizing(i)
+	n, p := g.sub(i)
 	if p < 1e-300 {
-		return nil, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
+		return Sizing{}, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}
-	sz, err := Size(n, p, s.cfg.layout)
+	sz, err := Size(n, p, layout)
 	if err != nil {
-		return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
+		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 	}
-	if total := s.Bytes() + sz.Bytes(); total > s.cfg.maxBytes {
-		return nil, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.cfg.maxBytes)
+	if total := bytes + sz.Bytes(); total > s.maxBytes || total < bytes {
+		return Sizing{}, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.maxBytes)
+	}
+	return sz, nil
+}
+
+// newSub allocates sub-filter i (i ≥ 1), with the first one's layout,
+// key and concurrency mode, after the grow hook accepts its size.
+func (s *Scalable) newSub(i int) (*Filter, error) {
+	first := s.filters()[0]
+	sz, err := s.subSize(s.rule(), first.layout, i, s.Bytes())
+	if err != nil {
+		return nil, err
 	}
 	if fn := s.grow.Load(); fn != nil {
 		if err := (*fn)(sz.Bytes()); err != nil {
 			return nil, err
 		}
 	}
-	return newFilter(sz, s.cfg)
+	f, err := newFilter(sz, config{layout: first.layout, concurrent: first.concurrent, maxBytes: s.maxBytes})
+	if err != nil {
+		return nil, err
+	}
+	f.key = first.key
+	return f, nil
 }
 
 // SetGrowHook makes every later growth first call fn with the bytes of
@@ -188,11 +255,16 @@ func (s *Scalable) SetGrowHook(fn func(extra uint64) error) {
 	s.grow.Store(&fn)
 }
 
+// filters is the chain of sub-filters, oldest first: a snapshot that Add
+// never changes (growth stores a new one).
 func (s *Scalable) filters() []*Filter {
 	if c := s.chain.Load(); c != nil {
 		return *c
 	}
-	return nil
+	if s.one[0] == nil { // a zero Scalable, before UnmarshalBinary
+		return nil
+	}
+	return s.one[:]
 }
 
 // Test reports whether item may be in the set.

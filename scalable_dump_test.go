@@ -36,9 +36,7 @@ var dumpCases = []dumpCase{
 func (c dumpCase) loadOpts() []Option {
 	var opts []Option
 	for _, o := range c.opts {
-		var cfg config
-		o(&cfg)
-		if cfg.keyed || cfg.concurrent {
+		if cfg := o(config{}); cfg.keyed || cfg.concurrent {
 			opts = append(opts, o)
 		}
 	}
@@ -563,6 +561,7 @@ func checkLoadScalableHeader(t *testing.T, data []byte) {
 			}
 			continue
 		}
+		checkScalableFields(t, s)
 		if again := s.DumpHeader(); !bytes.Equal(again, data) {
 			t.Fatalf("re-dump differs:\n in  %x\n out %x", data, again)
 		}

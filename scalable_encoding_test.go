@@ -233,6 +233,7 @@ func checkDecodeScalable(t *testing.T, data []byte) {
 			}
 			continue
 		}
+		checkScalableFields(t, s)
 		again, err := s.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)

@@ -67,8 +67,7 @@ func (pl ScalablePlan) SubRate(i int) (uint64, float64, error) {
 	case i > 0 && pl.Expansion == 0:
 		return 0, 0, fmt.Errorf("%w: a non-scaling filter has one sub-filter", ErrFull)
 	}
-	s := Scalable{n0: pl.N0, p: pl.P, s: pl.Expansion, r: pl.Tightening, f: pl.FirstShare}
-	n, p := s.subSizing(i)
+	n, p := growthRule{pl.N0, pl.P, pl.Expansion, pl.Tightening, pl.FirstShare}.sub(i)
 	if p < 1e-300 {
 		return 0, 0, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}

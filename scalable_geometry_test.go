@@ -42,7 +42,7 @@ func TestScalablePlan(t *testing.T) {
 					t.Errorf("%s %+v: Sub(%d) = %v, %v; Scalable has %v", layout, so, i, got, err, f.Sizing())
 				}
 				n, p, err := pl.SubRate(i)
-				if wn, wp := s.subSizing(i); err != nil || n != wn || p != wp {
+				if wn, wp := s.rule().sub(i); err != nil || n != wn || p != wp {
 					t.Errorf("%s %+v: SubRate(%d) = %d, %g, %v; Scalable has %d, %g", layout, so, i, n, p, err, wn, wp)
 				}
 			}

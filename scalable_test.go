@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // TestScalableRedisBloomCounters checks the RedisBloom-mode counters
@@ -184,7 +185,7 @@ func TestScalableErrorSplit(t *testing.T) {
 		}
 		sum := 0.0
 		for i := range MaxSubFilters {
-			_, got := s.subSizing(i)
+			_, got := s.rule().sub(i)
 			if want := c.want(i); math.Abs(got-want) > 1e-12*want {
 				t.Errorf("%s: sub-filter %d rate %g, want %g", c.name, i, got, want)
 			}
@@ -285,5 +286,21 @@ func TestScalableConcurrentAdds(t *testing.T) {
 		if s.NumFilters() < 4 {
 			t.Errorf("%s: %d sub-filters after growing 34×", layout, s.NumFilters())
 		}
+	}
+}
+
+// TestScalableFootprint pins the size of a Scalable (which holds its first
+// sub-filter): a server keeps one per key, so every word counts. 144
+// bytes is a Go size class; a field more rounds up to 160.
+func TestScalableFootprint(t *testing.T) {
+	if got := unsafe.Sizeof(Scalable{}); got > 144 {
+		t.Errorf("Scalable is %d bytes, want at most 144", got)
+	}
+	s, err := NewScalable(100, 0.01, ScalableOptions{RedisBloom: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := s.filters(); len(fs) != 1 || fs[0] != &s.first {
+		t.Errorf("a new filter's chain is %v, want its embedded first sub-filter", fs)
 	}
 }

@@ -347,3 +347,33 @@ func TestSizeBoundsSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeExtremeRates: for rates far outside what filters are made for
+// (down to the smallest float64, up to 1 − 2^-53), Size either refuses
+// with ErrTooLarge or gives a filter whose expected rate is at most p.
+// (The classic fill of a huge array for a tiny rate once rounded to 0:
+// Size(1, 5e-324, Classic) returned 2^54 bits with k = 1, rate 5.5e-17.)
+func TestSizeExtremeRates(t *testing.T) {
+	for _, layout := range []Layout{Blocked, Classic} {
+		for _, n := range []uint64{1, 100, 1e9} {
+			for _, p := range []float64{1e-20, 1e-100, 1e-300, 5e-324, 0.9, 0.999999, 1 - 0x1p-53} {
+				s, err := Size(n, p, layout)
+				if err != nil {
+					if !errors.Is(err, ErrTooLarge) {
+						t.Errorf("Size(%d, %g, %s): %v", n, p, layout, err)
+					}
+					continue
+				}
+				if r := s.FPRAt(n); !(r <= p) {
+					t.Errorf("Size(%d, %g, %s) = %v: expected rate %g", n, p, layout, s, r)
+				}
+				if layout == Classic { // a lower bound (Jensen), computed apart from the model
+					fill := -math.Expm1(float64(s.K) * float64(n) * math.Log1p(-1/float64(s.Bits)))
+					if r := math.Pow(fill, float64(s.K)); !(r <= p) {
+						t.Errorf("Size(%d, %g, %s) = %v: rate at least %g", n, p, layout, s, r)
+					}
+				}
+			}
+		}
+	}
+}
