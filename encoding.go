@@ -340,11 +340,16 @@ func checkHash(h header, c config) error {
 // then reads the trailer and checks the payload CRC.
 func readPayload(r io.Reader, words []uint64) (int64, error) {
 	crc, total := uint32(0), int64(0)
+	// A large bit array (fresh, so all zeros, its pages not yet touched)
+	// is read through a buffer, and only the chunks that are not all
+	// zeros are copied in: a filter holding few items then costs memory
+	// for its set bits only, as it did before it was written out.
+	direct := littleEndian && len(words) < lazyWords
 	var buf []byte
 	for off := 0; off < len(words); off += chunkBytes / 8 {
 		part := words[off:min(off+chunkBytes/8, len(words))]
 		var chunk []byte
-		if littleEndian {
+		if direct {
 			chunk = wordBytes(part)
 		} else {
 			if buf == nil {
@@ -358,7 +363,7 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, noEOF(err))
 		}
 		crc = crc32.Update(crc, castagnoli, chunk)
-		if !littleEndian {
+		if !direct && !allZeroBytes(chunk) {
 			for i := range part {
 				part[i] = binary.LittleEndian.Uint64(chunk[8*i:])
 			}
@@ -377,6 +382,26 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 		return total, fmt.Errorf("%w: reserved trailer bytes are set", ErrFormat)
 	}
 	return total, nil
+}
+
+// lazyWords is the size (in words) from which readPayload leaves zero
+// chunks untouched: 4 MiB.
+const lazyWords = 4 << 20 / 8
+
+// allZeroBytes reports whether b holds only zero bytes.
+func allZeroBytes(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func noEOF(err error) error {

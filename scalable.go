@@ -323,6 +323,9 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		s.chain.Store(&grown)
 		last = f
 	}
+	if vs := viewsOf(s); vs != nil {
+		vs.beforeAdd(last, h)
+	}
 	// Filter.AddHash reports whether a bit changed, and counts the item.
 	return last.AddHash(h), nil
 }

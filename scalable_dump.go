@@ -195,6 +195,9 @@ func (s *Scalable) WritePayloadAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("%w: WritePayloadAt %d bytes at %d of %d", ErrInvalidSize, len(p), off, size)
 	}
 	err := s.forRange(p, off, func(f *Filter, part []byte, at int64) error {
+		if vs := viewsOf(s); vs != nil {
+			vs.beforeWrite(f.words, uint64(at), uint64(len(part)))
+		}
 		_, err := f.WriteAt(part, at)
 		return err
 	})

@@ -52,10 +52,11 @@ package server
 // point leaves either the old snapshot with logs G and G+1, or the new
 // one with log G+1: both load to the same state.
 //
-// Memory: a filter changed while a snapshot is written is copied once
-// (at most the keyspace twice, for a snapshot during a write load on
-// every key); the buffer holds the records not yet written, and with
-// everysec the bytes written since the last fsync.
+// Memory: while a snapshot is written, the 4 KiB pages of the filters
+// that change before the writer reaches them are copied (copy-on-write;
+// at most the bytes changed meanwhile, never a filter whole); the buffer
+// holds the records not yet written, and with everysec the bytes written
+// since the last fsync.
 
 import (
 	"fmt"
