@@ -20,7 +20,7 @@ func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
 // with them, InitialCap and TargetFPR makes a filter that grows the same
 // way.
 func (s *Scalable) Options() ScalableOptions {
-	return ScalableOptions{Expansion: s.s, NonScaling: s.s == 0, Tightening: s.r, FirstShare: s.f}
+	return ScalableOptions{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f}
 }
 
 // Layout is the layout of every sub-filter.

@@ -52,13 +52,46 @@ type Scalable struct {
 	one   [1]*Filter // &first
 	first Filter     // sub-filter 0, unless UnmarshalBinary replaced the chain
 
+	prm  *growthParams            // shared by filters with the same ones
+	grow func(extra uint64) error // SetGrowHook's fn, or nil; under mu
+}
+
+// growthParams are a Scalable filter's growth parameters and size
+// limit. Filters made with the same ones share one copy (sharedParams):
+// a server keeps a filter per key, most with the same parameters.
+type growthParams struct {
 	p        float64 // compound rate
 	s        uint64  // expansion (growth factor); 0 means non-scaling
 	r        float64 // tightening ratio
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
+}
 
-	grow atomic.Pointer[func(extra uint64) error] // SetGrowHook's fn, or nil
+// sharedParams interns growthParams, up to maxSharedParams distinct
+// sets (then each filter keeps its own: a client choosing a new rate for
+// every filter cannot grow the table without bound).
+var sharedParams struct {
+	sync.Map // growthParams → *growthParams
+	n        atomic.Int64
+}
+
+const maxSharedParams = 4096
+
+// params returns the shared copy of v.
+func params(v growthParams) *growthParams {
+	if p, ok := sharedParams.Load(v); ok {
+		return p.(*growthParams)
+	}
+	p := new(growthParams) // not &v: v would then escape on every call
+	*p = v
+	if sharedParams.n.Load() >= maxSharedParams {
+		return p
+	}
+	if q, loaded := sharedParams.LoadOrStore(v, p); loaded {
+		return q.(*growthParams)
+	}
+	sharedParams.n.Add(1)
+	return p
 }
 
 // ScalableOptions configures NewScalable. Zero fields take their defaults.
@@ -108,7 +141,7 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 		return nil, err
 	}
 	c := newConfig(opts)
-	s := &Scalable{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes}
+	s := &Scalable{prm: params(growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes})}
 	sz, err := s.subSize(growthRule{n0, p, exp, r, f}, c.layout, 0, 0)
 	if err != nil {
 		return nil, err
@@ -165,7 +198,7 @@ type growthRule struct {
 
 // rule is s's growth rule; the first sub-filter's capacity is n0.
 func (s *Scalable) rule() growthRule {
-	return growthRule{s.filters()[0].n, s.p, s.s, s.r, s.f}
+	return growthRule{s.filters()[0].n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
 }
 
 // sub returns capacity and rate of sub-filter i.
@@ -200,7 +233,7 @@ func (g growthRule) capacity(m int) (uint64, bool) {
 
 // subSize sizes sub-filter i of rule g with layout, checking that it
 // may exist and that the chain, at bytes before it, stays within
-// s.maxBytes.
+// s.prm.maxBytes.
 func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Sizing, error) {
 	if i >= MaxSubFilters {
 		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
@@ -213,8 +246,8 @@ func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Si
 	if err != nil {
 		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 	}
-	if total := bytes + sz.Bytes(); total > s.maxBytes || total < bytes {
-		return Sizing{}, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.maxBytes)
+	if total := bytes + sz.Bytes(); total > s.prm.maxBytes || total < bytes {
+		return Sizing{}, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.prm.maxBytes)
 	}
 	return sz, nil
 }
@@ -227,12 +260,12 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fn := s.grow.Load(); fn != nil {
-		if err := (*fn)(sz.Bytes()); err != nil {
+	if fn := s.grow; fn != nil {
+		if err := fn(sz.Bytes()); err != nil {
 			return nil, err
 		}
 	}
-	f, err := newFilter(sz, config{layout: first.layout, concurrent: first.concurrent, maxBytes: s.maxBytes})
+	f, err := newFilter(sz, config{layout: first.layout, concurrent: first.concurrent, maxBytes: s.prm.maxBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -245,14 +278,13 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 // allocating it), with the filter's add lock held; nil removes the hook.
 // If fn returns an error, the Add fails with exactly that error and the
 // filter is unchanged. fn may charge a budget shared by many filters; it
-// must not call back into s. It is safe to call while Adds run; Clone
-// does not copy the hook.
+// must not call back into s. One fn may serve many filters: setting it
+// allocates nothing. It is safe to call while Adds run (it waits for the
+// add lock); Clone does not copy the hook.
 func (s *Scalable) SetGrowHook(fn func(extra uint64) error) {
-	if fn == nil {
-		s.grow.Store(nil)
-		return
-	}
-	s.grow.Store(&fn)
+	s.mu.Lock()
+	s.grow = fn
+	s.mu.Unlock()
 }
 
 // filters is the chain of sub-filters, oldest first: a snapshot that Add
@@ -312,7 +344,7 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		if last.TestHash(h) {
 			return false, nil
 		}
-		if s.s == 0 {
+		if s.prm.s == 0 {
 			return false, ErrFull
 		}
 		f, err := s.newSub(len(fs))
@@ -361,10 +393,10 @@ func (s *Scalable) Bytes() uint64 {
 func (s *Scalable) NumFilters() int { return len(s.filters()) }
 
 // Expansion is the growth factor, 0 for a non-scaling filter.
-func (s *Scalable) Expansion() uint64 { return s.s }
+func (s *Scalable) Expansion() uint64 { return s.prm.s }
 
 // TargetFPR is the compound false-positive rate the filter keeps.
-func (s *Scalable) TargetFPR() float64 { return s.p }
+func (s *Scalable) TargetFPR() float64 { return s.prm.p }
 
 // ScalableInfo summarises a Scalable filter, as BF.INFO reports it.
 type ScalableInfo struct {
@@ -379,7 +411,7 @@ type ScalableInfo struct {
 // Info returns the filter's summary.
 func (s *Scalable) Info() ScalableInfo {
 	return ScalableInfo{Capacity: s.Cap(), Bytes: s.Bytes(), Filters: s.NumFilters(),
-		Items: s.Count(), Expansion: s.s, NonScaling: s.s == 0}
+		Items: s.Count(), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
 }
 
 // EstimatedFPR is the compound false-positive rate the filter has now,

@@ -23,7 +23,7 @@ import (
 func (s *Scalable) Clone() *Scalable {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &Scalable{p: s.p, s: s.s, r: s.r, f: s.f, maxBytes: s.maxBytes}
+	c := &Scalable{prm: s.prm}
 	fs := s.filters()
 	cs := make([]*Filter, len(fs))
 	for i, f := range fs {

@@ -58,15 +58,15 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 // 128 bytes. The caller holds s.mu.
 func (s *Scalable) head(fs []*Filter) []byte {
 	h := header{kind: kindScalable, layout: uint8(fs[0].layout), hash: uint8(fs[0].HashID()),
-		m: uint64(len(fs)), n: fs[0].n, p: s.p, count: s.Count()}
+		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count()}
 	if fs[0].key != nil {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
 	prm := make([]byte, scalableParams)
 	le := binary.LittleEndian
-	le.PutUint64(prm[0:], s.s)
-	le.PutUint64(prm[8:], math.Float64bits(s.r))
-	le.PutUint64(prm[16:], math.Float64bits(s.f))
+	le.PutUint64(prm[0:], s.prm.s)
+	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
+	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
 	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
 	return append(h.marshal(), prm...)
 }
@@ -103,7 +103,7 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 	if r.Len() != 0 {
 		return fmt.Errorf("%w: %d bytes after the filter", ErrFormat, r.Len())
 	}
-	s.p, s.s, s.r, s.f, s.maxBytes = g.p, g.s, g.r, g.f, g.maxBytes
+	s.prm = g.prm
 	fs := g.filters()
 	s.first = g.first
 	s.one[0] = &s.first
@@ -169,7 +169,9 @@ func (s *Scalable) setChain(fs []*Filter) {
 }
 
 // ruleOf is the growth rule of s with the first capacity in h.
-func (s *Scalable) ruleOf(h header) growthRule { return growthRule{h.n, s.p, s.s, s.r, s.f} }
+func (s *Scalable) ruleOf(h header) growthRule {
+	return growthRule{h.n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
+}
 
 // readScalableHead reads and checks the kind-2 header and the parameter
 // block, and returns the filter they describe, with no sub-filters yet
@@ -210,7 +212,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if so.Expansion > MaxExpansion {
 		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
 	}
-	s := &Scalable{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes}
+	s := &Scalable{prm: params(growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes})}
 	if err := checkNP(h.n, h.p); err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrFormat, err)
 	}

@@ -290,11 +290,12 @@ func TestScalableConcurrentAdds(t *testing.T) {
 }
 
 // TestScalableFootprint pins the size of a Scalable (which holds its first
-// sub-filter): a server keeps one per key, so every word counts. 144
-// bytes is a Go size class; a field more rounds up to 160.
+// sub-filter and shares its growth parameters): a server keeps one per
+// key, so every word counts. 112 bytes is a Go size class; a field more
+// rounds up to 128.
 func TestScalableFootprint(t *testing.T) {
-	if got := unsafe.Sizeof(Scalable{}); got > 144 {
-		t.Errorf("Scalable is %d bytes, want at most 144", got)
+	if got := unsafe.Sizeof(Scalable{}); got > 112 {
+		t.Errorf("Scalable is %d bytes, want at most 112", got)
 	}
 	s, err := NewScalable(100, 0.01, ScalableOptions{RedisBloom: true})
 	if err != nil {
@@ -302,5 +303,34 @@ func TestScalableFootprint(t *testing.T) {
 	}
 	if fs := s.filters(); len(fs) != 1 || fs[0] != &s.first {
 		t.Errorf("a new filter's chain is %v, want its embedded first sub-filter", fs)
+	}
+	same, err := NewScalable(5000, 0.01, ScalableOptions{RedisBloom: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.prm != s.prm {
+		t.Error("two filters with the same growth parameters do not share them")
+	}
+	other, _ := NewScalable(100, 0.02, ScalableOptions{RedisBloom: true})
+	if other.prm == s.prm || other.prm.p != 0.02 {
+		t.Error("filters with different rates share their parameters")
+	}
+}
+
+// Filters with ever new parameters do not grow the shared table past its
+// bound; each then keeps its own copy, which is right all the same.
+func TestScalableSharedParamsBounded(t *testing.T) {
+	for i := range maxSharedParams + 500 {
+		p := 0.001 + float64(i)*1e-7
+		s, err := NewScalable(10, p, ScalableOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.TargetFPR() != p {
+			t.Fatalf("rate %v, want %v", s.TargetFPR(), p)
+		}
+	}
+	if n := sharedParams.n.Load(); n > maxSharedParams {
+		t.Fatalf("%d shared parameter sets, bound %d", n, maxSharedParams)
 	}
 }

@@ -30,6 +30,7 @@ type journal interface {
 type memstore struct {
 	ks        *keyspace
 	maxFilter uint64
+	charge    func(extra uint64) error // every filter's grow hook: m.reserve
 	maxMemory uint64
 	used      atomic.Uint64        // bytes of all bit arrays
 	journal   journal              // nil: not journaled (replay, or no persistence)
@@ -57,6 +58,7 @@ func newMemstore(maxFilter, maxMemory uint64) *memstore {
 		maxFilter = bloom.DefaultMaxBytes
 	}
 	m := &memstore{ks: newKeyspace(), maxFilter: maxFilter, maxMemory: maxMemory}
+	m.charge = m.reserve
 	m.ks.dropped = func(e *entry) { m.used.Add(-e.filter.Bytes()) }
 	// A key the keyspace deletes by itself (expired) is journaled as a
 	// DEL, under its lock and so in order with its other records: replay
@@ -82,14 +84,11 @@ func (m *memstore) reserve(n uint64) error {
 }
 
 // adopt prepares a filter for the keyspace: its growth is charged to the
-// budget, and its bytes are counted.
+// budget (one hook for every filter: a closure per key cost 40 bytes a
+// key). The per-filter limit is the filter's own (WithMaxBytes: every
+// filter is made or loaded with it).
 func (m *memstore) adopt(f *bloom.Scalable) *entry {
-	f.SetGrowHook(func(extra uint64) error {
-		if f.Bytes()+extra > m.maxFilter {
-			return errNoMemory
-		}
-		return m.reserve(extra)
-	})
+	f.SetGrowHook(m.charge)
 	return &entry{filter: f}
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,25 +119,60 @@ func (s *Server) sweep(m *memstore) {
 			m.ks.sweep()
 			s.stats.expired.Store(m.ks.expired.Load())
 			if s.cfg.ManageGoMemory {
-				limit = setMemoryLimit(m.used.Load(), limit)
+				limit = setMemoryLimit(limit)
 			}
 		}
 	}
 }
 
-// setMemoryLimit sets Go's soft memory limit to the filters' bytes plus
-// 10% and 16 MiB (buffers, connections, the log's unsynced copy), so that the garbage of commands is collected long
-// before the heap doubles (with GOGC=100 alone, a heap of 1 GiB of
-// filters could grow to 2 GiB). Filters are large pointer-free arrays,
-// which a collection neither scans nor moves, so frequent collections
-// are cheap. It returns the limit set (unchanged within 1%).
-func setMemoryLimit(filterBytes uint64, current int64) int64 {
-	want := int64(filterBytes)/100*110 + 16<<20
+// setMemoryLimit sets Go's soft memory limit to what the process holds
+// live (the heap marked by the last collection, and the runtime's other
+// memory: stacks, buffers) plus max(1/8 of the live heap, 64 MiB) of room
+// for garbage, so that the garbage of commands is collected long before
+// the heap doubles (with GOGC=100 alone, 1 GiB of filters could grow to
+// 2 GiB). The room keeps collections rare however small the filters: a
+// limit computed from the filters' bit arrays alone once sat below the
+// live heap of a million small filters (their structures outweigh their
+// bits), and collections then took most of the CPU. Filters are large
+// pointer-free arrays, which a collection neither scans nor moves. It
+// returns the limit set (unchanged within 1%).
+func setMemoryLimit(current int64) int64 {
+	live, other := liveMemory()
+	want := int64(live + other + max(live/8, 64<<20))
 	if current > 0 && want > current*99/100 && want < current*101/100 {
 		return current
 	}
 	debug.SetMemoryLimit(want)
 	return want
+}
+
+// memorySamples are the runtime metrics liveMemory reads.
+var memorySamples = []rtmetrics.Sample{
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
+}
+
+// liveMemory returns the heap marked live by the last collection and the
+// runtime's memory outside the heap.
+func liveMemory() (live, other uint64) {
+	s := slices.Clone(memorySamples)
+	rtmetrics.Read(s)
+	v := func(i int) uint64 {
+		if s[i].Value.Kind() != rtmetrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	heap := v(2) + v(3) + v(4) + v(5)
+	total := v(1)
+	if total > heap {
+		other = total - heap
+	}
+	return v(0), other
 }
 
 // ListenAndServe listens on cfg.Addr (and cfg.MetricsAddr) and serves

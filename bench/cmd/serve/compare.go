@@ -172,7 +172,7 @@ func prefill(ctx context.Context, t *target) error {
 	cmd, key := "SADD", "set"
 	if t.module {
 		cmd, key = "BF.MADD", "bf"
-		if err := cl.Do(ctx, "BF.RESERVE", key, 0.01, 100_000_000).Err(); err != nil {
+		if err := cl.Do(ctx, "BF.RESERVE", key, 0.01, 20_000_000).Err(); err != nil { // within the default 128 MiB per filter
 			return err
 		}
 	}
