@@ -14,7 +14,8 @@ const (
 // Reader reads commands from a client. It is not safe for concurrent use.
 // Any error ends the stream: after one, the Reader must not be used again.
 type Reader struct {
-	br   *bufio.Reader
+	br   source
+	in   *Buffer // br, when reading from a Buffer (bulk strings are not copied)
 	lim  Limits
 	buf  []byte // the arguments of the current command, back to back
 	line []byte // a line longer than br's buffer, while it is assembled
@@ -22,13 +23,21 @@ type Reader struct {
 	off  int64  // bytes of the stream consumed by complete commands
 
 	authRequired bool
+	scan         scanState // how far Complete has judged the next command
 }
 
 // NewReader returns a Reader of commands from br with the given limits.
 // br's size does not limit what can be read: lines and bulk strings longer
 // than its buffer are assembled in the Reader's own buffer.
 func NewReader(br *bufio.Reader, lim Limits) *Reader {
-	return &Reader{br: br, lim: lim.withDefaults()}
+	return &Reader{br: br, lim: lim.withDefaults(), scan: scanState{left: -1}}
+}
+
+// NewBufferReader returns a Reader of commands from b, for an event loop:
+// call ReadCommand only after Complete reports true, so that it never
+// runs out of input. Its arguments point into b (see Buffer).
+func NewBufferReader(b *Buffer, lim Limits) *Reader {
+	return &Reader{br: b, in: b, lim: lim.withDefaults(), scan: scanState{left: -1}}
 }
 
 // Limits returns the limits in force, defaults filled in.
@@ -40,7 +49,10 @@ func (r *Reader) Limits() Limits { return r.lim }
 // string longer than 16384 bytes with MsgUnauthBulkLength. A server with a
 // password sets it on connect and clears it after a successful AUTH or
 // HELLO AUTH.
-func (r *Reader) SetAuthRequired(required bool) { r.authRequired = required }
+func (r *Reader) SetAuthRequired(required bool) {
+	r.authRequired = required
+	r.scan = scanState{left: -1}
+}
 
 // Buffered returns the number of bytes received and not yet parsed. A
 // server flushes its replies when it is zero, that is when no pipelined
@@ -65,6 +77,7 @@ func (r *Reader) Offset() int64 { return r.off }
 // underlying reader are returned as they are.
 func (r *Reader) ReadCommand(dst [][]byte) ([][]byte, error) {
 	r.release()
+	r.scan = scanState{left: -1}
 	args := dst[:0]
 	for {
 		r.n = 0
@@ -200,6 +213,12 @@ func (r *Reader) readBufferedBulk(args [][]byte) ([][]byte, bool) {
 	if i == 1 || i == 11 || b[1] == '0' && i > 2 || total > len(b) || b[i] != '\r' ||
 		i > r.lim.MaxInline || int64(size) > r.lim.MaxBulk || r.n+int64(total) > r.lim.MaxQueryBuffer {
 		return args, false
+	}
+	if r.in != nil {
+		// The bytes stay where they are, in the Buffer.
+		r.br.Discard(total) // cannot fail: the bytes are buffered
+		r.n += int64(total)
+		return append(args, b[i+2:i+2+size:i+2+size]), true
 	}
 	// The bytes have arrived, so reserving them all keeps the bound.
 	for cap(r.buf)-len(r.buf) < size {
