@@ -19,8 +19,8 @@ func bloomCommands() []*command {
 		{name: "bf.mexists", arity: -3, flags: flagReadonly | flagFast, keys: k1, run: cmdMExists},
 		{name: "bf.info", arity: -2, flags: flagReadonly | flagFast, keys: k1, run: cmdInfo},
 		{name: "bf.card", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdCard},
-		{name: "bf.scandump", arity: 3, flags: flagReadonly, keys: k1, run: cmdScanDump},
-		{name: "bf.loadchunk", arity: 4, flags: flagWrite, keys: k1, run: cmdLoadChunk},
+		{name: "bf.scandump", arity: 3, flags: flagReadonly, keys: k1, run: cmdScanDump, slow: always},
+		{name: "bf.loadchunk", arity: 4, flags: flagWrite, keys: k1, run: cmdLoadChunk, slow: largeChunk},
 	}
 }
 
@@ -220,6 +220,10 @@ func cmdScanDump(c *conn, args [][]byte) {
 	}
 	c.w.Bulk(chunk)
 }
+
+// largeChunk is BF.LOADCHUNK's slow predicate: a chunk over 64 KiB (a
+// chunk goes up to 16 MiB, copied and checked).
+func largeChunk(args [][]byte) bool { return len(args[3]) > 64<<10 }
 
 func cmdLoadChunk(c *conn, args [][]byte) {
 	iter, ok := parseInt(args[2])

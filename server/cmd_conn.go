@@ -73,7 +73,7 @@ func (c *conn) authFailed() {
 	c.srv.stats.authFailures.Add(1)
 	c.srv.metrics.authFailures.Inc()
 	if ok, n := c.srv.authLog.event(time.Now()); ok {
-		c.srv.log.Warn("authentication failed", "client", c.id, "addr", c.nc.RemoteAddr(), "failures", n)
+		c.srv.log.Warn("authentication failed", "client", c.id, "addr", c.remote, "failures", n)
 	}
 }
 
@@ -211,5 +211,5 @@ func cmdClientSetInfo(c *conn, args [][]byte) {
 // fields).
 func (c *conn) describe(now time.Time) string {
 	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(now.Sub(c.created).Seconds()), c.w.Protocol(), c.lib[0], c.lib[1])
+		c.id, c.remote, c.local, c.name, int(now.Sub(c.created).Seconds()), c.w.Protocol(), c.lib[0], c.lib[1])
 }

@@ -22,8 +22,8 @@ func keyCommands() []*command {
 		{name: "del", arity: -2, flags: flagWrite, keys: all, run: cmdDel},
 		{name: "unlink", arity: -2, flags: flagWrite | flagFast, keys: all, run: cmdDel},
 		{name: "type", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdType},
-		{name: "keys", arity: 2, flags: flagReadonly, run: cmdKeys},
-		{name: "scan", arity: -2, flags: flagReadonly, run: cmdScan},
+		{name: "keys", arity: 2, flags: flagReadonly, run: cmdKeys, slow: always},
+		{name: "scan", arity: -2, flags: flagReadonly, run: cmdScan, slow: largeScan},
 		{name: "rename", arity: 3, flags: flagWrite, keys: [3]int{1, 2, 1}, run: cmdRename},
 		expire("expire", 1000, 0),
 		expire("pexpire", 1, 0),
@@ -35,8 +35,8 @@ func keyCommands() []*command {
 		{name: "pexpiretime", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: func(c *conn, args [][]byte) { cmdTTL(c, args, 1, true) }},
 		{name: "persist", arity: 2, flags: flagWrite | flagFast, keys: k1, run: cmdPersist},
 		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, run: cmdDBSize},
-		{name: "flushdb", arity: -1, flags: flagWrite, run: cmdFlush},
-		{name: "flushall", arity: -1, flags: flagWrite, run: cmdFlush},
+		{name: "flushdb", arity: -1, flags: flagWrite, run: cmdFlush, slow: always},
+		{name: "flushall", arity: -1, flags: flagWrite, run: cmdFlush, slow: always},
 	}
 }
 
@@ -102,6 +102,17 @@ func cmdKeys(c *conn, args [][]byte) {
 	for _, k := range keys {
 		c.w.BulkString(k)
 	}
+}
+
+// largeScan is SCAN's slow predicate: a COUNT of more than one batch of
+// work.
+func largeScan(args [][]byte) bool {
+	for i := 2; i+1 < len(args); i += 2 {
+		if n, ok := parseInt(args[i+1]); ok && n > workBatch && strings.EqualFold(string(args[i]), "COUNT") {
+			return true
+		}
+	}
+	return false
 }
 
 func cmdScan(c *conn, args [][]byte) {

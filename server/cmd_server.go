@@ -21,20 +21,20 @@ const Version = "0.5.0"
 
 func serverCommands() []*command {
 	return []*command{
-		{name: "info", arity: -1, flags: flagLoading, run: cmdInfoServer},
-		{name: "save", arity: 1, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.result(c.srv.store.Save(c.ctx)) }},
-		{name: "bgsave", arity: -1, flags: flagAdmin, run: cmdBGSave},
+		{name: "info", arity: -1, flags: flagLoading, run: cmdInfoServer, slow: always},
+		{name: "save", arity: 1, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.result(c.srv.store.Save(c.ctx)) }, slow: always},
+		{name: "bgsave", arity: -1, flags: flagAdmin, run: cmdBGSave, slow: always},
 		{name: "lastsave", arity: 1, flags: flagFast | flagLoading, run: cmdLastSave},
-		{name: "shutdown", arity: -1, flags: flagAdmin | flagLoading, run: cmdShutdown},
+		{name: "shutdown", arity: -1, flags: flagAdmin | flagLoading, run: cmdShutdown, slow: always},
 		{name: "config", arity: -2, subs: subcommands("CONFIG",
-			&command{name: "get", arity: -3, flags: flagAdmin | flagLoading, run: cmdConfigGet},
+			&command{name: "get", arity: -3, flags: flagAdmin | flagLoading, run: cmdConfigGet, slow: always},
 			&command{name: "set", arity: -4, flags: flagAdmin, run: func(c *conn, _ [][]byte) {
 				c.error("ERR CONFIG SET is not supported: restart bloomery serve with the new flags")
 			}},
-			&command{name: "resetstat", arity: 2, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.srv.stats.reset(); c.ok() }},
+			&command{name: "resetstat", arity: 2, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.srv.stats.reset(c.srv.metrics); c.ok() }},
 		)},
 		{name: "memory", arity: -2, subs: subcommands("MEMORY",
-			&command{name: "purge", arity: 2, flags: flagAdmin, run: cmdMemoryPurge},
+			&command{name: "purge", arity: 2, flags: flagAdmin, run: cmdMemoryPurge, slow: always},
 			&command{name: "usage", arity: -3, flags: flagReadonly, keys: [3]int{2, 2, 1}, run: cmdMemoryUsage},
 		)},
 	}
@@ -109,7 +109,7 @@ func cmdShutdown(c *conn, args [][]byte) {
 			return
 		}
 	}
-	c.srv.log.Info("SHUTDOWN requested", "client", c.id, "addr", c.nc.RemoteAddr())
+	c.srv.log.Info("SHUTDOWN requested", "client", c.id, "addr", c.remote)
 	go c.srv.Shutdown(c.srv.ctx) // closes this connection too
 	c.quit = true
 }
@@ -219,7 +219,7 @@ func (s *Server) infoSection(sec string) []infoField {
 	case "stats":
 		return []infoField{
 			f("total_connections_received", s.stats.connections.Load()),
-			f("total_commands_processed", s.stats.commands.Load()),
+			f("total_commands_processed", s.metrics.processed()),
 			f("total_error_replies", s.stats.errorReplies.Load()),
 			f("rejected_connections", s.stats.rejected.Load()),
 			f("expired_keys", s.stats.expired.Load()),

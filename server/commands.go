@@ -3,8 +3,6 @@ package server
 import (
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // cmdFlags describe a command for dispatch and for COMMAND's reply.
@@ -29,12 +27,16 @@ type command struct {
 	run    func(c *conn, args [][]byte)
 	subs   map[string]*command // CLIENT, CONFIG, COMMAND
 	parent string              // upper-case container name, for "Try CLIENT HELP."
+	// slow, when set, tells whether a call may take long (a walk of the
+	// keyspace, a snapshot, a large chunk): an event loop runs it on a
+	// goroutine of its own, so its other clients are not held up.
+	slow func(args [][]byte) bool
 
-	// Metrics, resolved once so dispatch does no label lookups.
-	calls   prometheus.Counter
-	errors  prometheus.Counter
-	latency prometheus.Observer
+	idx int // the command's counters in each statShard (metrics.bind)
 }
+
+// always is the slow predicate of commands that are always slow.
+func always([][]byte) bool { return true }
 
 // table maps lower-case command names to commands.
 type table map[string]*command
@@ -85,9 +87,7 @@ func newTable(m *metrics) table {
 		&command{name: "docs", arity: -2, run: cmdCommandDocs},
 		&command{name: "list", arity: -2, run: cmdCommandList(t)},
 	)})
-	for _, sub := range t["command"].subs {
-		m.bind(sub)
-	}
+	m.sizeShards()
 	return t
 }
 
@@ -102,47 +102,64 @@ func subcommands(parent string, subs ...*command) map[string]*command {
 	return m
 }
 
-// dispatch runs one command: lookup, arity, authentication, then the
-// handler, counting and timing it.
+// dispatch runs one command: resolve, then execute.
 func (c *conn) dispatch(args [][]byte) {
+	if cmd := c.resolve(args); cmd != nil {
+		c.execute(cmd, args)
+	}
+}
+
+// resolve finds the command args call for: lookup, subcommand, arity,
+// authentication. When one of them refuses it, it writes the error reply
+// and returns nil.
+func (c *conn) resolve(args [][]byte) *command {
 	cmd := c.srv.cmds.lookup(args[0])
 	if cmd == nil {
 		c.unknownCommand(args)
-		return
+		return nil
 	}
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := cmd.subs[strings.ToLower(string(args[1]))]
 		if sub == nil {
 			c.errorReply(cmd, "ERR unknown subcommand '"+truncate(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
-			return
+			return nil
 		}
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
 		c.errorReply(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
-		return
+		return nil
 	}
 	if !c.authed && cmd.flags&flagNoAuth == 0 {
 		c.errorReply(cmd, "NOAUTH Authentication required.")
-		return
+		return nil
 	}
+	return cmd
+}
+
+// execute runs a resolved command, through the log's admission if it
+// writes.
+func (c *conn) execute(cmd *command, args [][]byte) {
 	if cmd.flags&flagWrite != 0 && c.srv.persist != nil {
 		c.runLogged(cmd, args)
 	} else {
 		c.run(cmd, args)
 	}
-	c.srv.stats.commands.Add(1)
+	c.shard.processed.Add(1)
 }
 
-// run runs cmd's handler, counting and timing it.
+// run runs cmd's handler, counting and timing it. The clock is read
+// twice, as durations since the server started (each a single read of
+// the monotonic clock).
 func (c *conn) run(cmd *command, args [][]byte) {
-	start := time.Now()
+	n := &c.shard.cmds[cmd.idx]
+	start := time.Since(c.srv.started)
 	errsBefore := c.errs
 	cmd.run(c, args)
-	cmd.latency.Observe(time.Since(start).Seconds())
-	cmd.calls.Inc()
+	n.observe(uint64(time.Since(c.srv.started) - start))
+	n.calls.Add(1)
 	if c.errs != errsBefore {
-		cmd.errors.Inc()
+		n.errors.Add(1)
 	}
 }
 
@@ -176,8 +193,9 @@ func (c *conn) unknownCommand(args [][]byte) {
 
 // errorReply writes msg for a command refused before it ran.
 func (c *conn) errorReply(cmd *command, msg string) {
-	cmd.calls.Inc()
-	cmd.errors.Inc()
+	n := &c.shard.cmds[cmd.idx]
+	n.calls.Add(1)
+	n.errors.Add(1)
 	c.error(msg)
 }
 

@@ -59,6 +59,14 @@ type Config struct {
 	// WriteTimeout closes a client whose replies could not be sent for
 	// that long (it does not read them). Default: DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// EventLoops is the number of event loops serving the connections of
+	// the memory backend on Linux (docs/SERVER.md, "How connections are
+	// served"). Default: GOMAXPROCS.
+	EventLoops int
+	// GoroutinePerConn serves each connection with a goroutine of its
+	// own instead of event loops: the only way on other systems and with
+	// the Redis backend.
+	GoroutinePerConn bool
 	// Limits bound what one command may declare (resp.Limits; zero fields
 	// take Redis's defaults). MaxBulk and MaxQueryBuffer may not be below
 	// MinBufferLimit (Redis's minimum), and MaxBulk may not pass
@@ -177,7 +185,7 @@ func (cfg Config) check() error {
 		v    int64
 	}{
 		{"AOFRewriteMinSize", cfg.AOFRewriteMinSize}, {"AOFRewritePercent", int64(cfg.AOFRewritePercent)},
-		{"MaxClients", int64(cfg.MaxClients)}, {"IdleTimeout", int64(cfg.IdleTimeout)},
+		{"MaxClients", int64(cfg.MaxClients)}, {"EventLoops", int64(cfg.EventLoops)}, {"IdleTimeout", int64(cfg.IdleTimeout)},
 		{"WriteTimeout", int64(cfg.WriteTimeout)}, {"Limits.MaxArgs", int64(cfg.Limits.MaxArgs)},
 		{"Limits.MaxInline", int64(cfg.Limits.MaxInline)},
 	} {

@@ -13,6 +13,11 @@ import (
 // client that left will never read the reply. A client that only shut
 // down its writing half looks the same and gets an error reply.
 func (c *conn) peerGone() bool {
+	if c.lc != nil {
+		// Its command runs off the loop, which keeps the descriptor
+		// open until the command is posted back.
+		return fdGone(c.lc.fd)
+	}
 	sc, ok := c.nc.(syscall.Conn)
 	if !ok {
 		return false
@@ -22,10 +27,13 @@ func (c *conn) peerGone() bool {
 		return false
 	}
 	gone := false
-	rc.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
-		n, err := unix.Poll(fds, 0)
-		gone = err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
-	})
+	rc.Control(func(fd uintptr) { gone = fdGone(int(fd)) })
 	return gone
+}
+
+// fdGone polls fd for the end of its peer.
+func fdGone(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
 }

@@ -41,7 +41,7 @@ func startServerTuned(tb testing.TB, cfg Config, tune func(*Server)) (*Server, s
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg.Addr = "127.0.0.1:0"
-	srv, err := New(cfg)
+	srv, err := New(pathConfig(cfg))
 	if err != nil {
 		tb.Fatalf("server.New: %v", err)
 	}

@@ -186,7 +186,7 @@ func TestLongCommandStopsWhenClientGone(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux tells a closed peer without reading (conn_alive_linux.go)")
 	}
-	srv, err := New(Config{Dir: "-", Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := New(pathConfig(Config{Dir: "-", Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	if err != nil {
 		t.Fatal(err)
 	}

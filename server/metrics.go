@@ -8,27 +8,22 @@ import (
 )
 
 // metrics are the server's Prometheus metrics, on their own registry
-// (served by --metrics-addr at /metrics).
+// (served by --metrics-addr at /metrics). The per-command counters are
+// in shards (metrics_commands.go): shards[0] for connections served by
+// goroutines, one per event loop after it.
 type metrics struct {
 	reg            *prometheus.Registry
-	calls          *prometheus.CounterVec
-	errors         *prometheus.CounterVec
-	latency        *prometheus.HistogramVec
+	cmds           []*command // every command and subcommand, by idx
+	shards         []*statShard
 	unknown        prometheus.Counter
 	protocolErrors prometheus.Counter
 	authFailures   prometheus.Counter
 }
 
-func newMetrics(s *Server) *metrics {
+// newMetrics registers the metrics of s, with shards counter shards.
+func newMetrics(s *Server, shards int) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "bloomery", Name: "commands_total",
-			Help: "Commands processed, by command."}, []string{"command"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "bloomery", Name: "command_errors_total",
-			Help: "Commands answered with an error, by command."}, []string{"command"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "bloomery", Name: "command_duration_seconds",
-			Help:    "Time to execute a command (excluding network and fsync), by command.",
-			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12)}, []string{"command"}),
 		unknown: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "bloomery", Name: "unknown_commands_total",
 			Help: "Commands refused as unknown."}),
 		protocolErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "bloomery", Name: "protocol_errors_total",
@@ -39,7 +34,10 @@ func newMetrics(s *Server) *metrics {
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "bloomery", Name: name, Help: help}, f)
 	}
-	m.reg.MustRegister(m.calls, m.errors, m.latency, m.unknown, m.protocolErrors, m.authFailures,
+	for range shards {
+		m.shards = append(m.shards, &statShard{})
+	}
+	m.reg.MustRegister(commandCollector{m}, m.unknown, m.protocolErrors, m.authFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("connected_clients", "Open client connections.", func() float64 { return float64(s.stats.clients.Load()) }),
 		gauge("maxmemory_bytes", "The memory limit for all filters' bytes together (0: none).",
@@ -51,11 +49,27 @@ func newMetrics(s *Server) *metrics {
 	return m
 }
 
-// bind resolves cmd's metrics.
+// bind numbers cmd for the counters.
 func (m *metrics) bind(cmd *command) {
-	cmd.calls = m.calls.WithLabelValues(cmd.name)
-	cmd.errors = m.errors.WithLabelValues(cmd.name)
-	cmd.latency = m.latency.WithLabelValues(cmd.name)
+	cmd.idx = len(m.cmds)
+	m.cmds = append(m.cmds, cmd)
+}
+
+// sizeShards gives each shard counters for every command bound; it is
+// called once, when the command table is complete.
+func (m *metrics) sizeShards() {
+	for _, sh := range m.shards {
+		sh.cmds = make([]cmdCounts, len(m.cmds))
+	}
+}
+
+// processed is INFO's total_commands_processed.
+func (m *metrics) processed() int64 {
+	n := int64(0)
+	for _, sh := range m.shards {
+		n += sh.processed.Load()
+	}
+	return n
 }
 
 // backendCollector exports the backend's figures from one Stats call per
@@ -84,10 +98,9 @@ func (b backendCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// stats are the counters INFO stats reports.
+// stats are the counters INFO stats reports (with metrics.processed).
 type stats struct {
 	connections  atomic.Int64
-	commands     atomic.Int64
 	errorReplies atomic.Int64
 	rejected     atomic.Int64
 	expired      atomic.Int64
@@ -95,10 +108,13 @@ type stats struct {
 	authFailures atomic.Int64 // failed AUTH and HELLO AUTH
 }
 
-// reset zeroes the counters CONFIG RESETSTAT resets.
-func (st *stats) reset() {
+// reset zeroes the counters CONFIG RESETSTAT resets, with the shards'
+// count of commands processed.
+func (st *stats) reset(m *metrics) {
+	for _, sh := range m.shards {
+		sh.processed.Store(0)
+	}
 	st.connections.Store(0)
-	st.commands.Store(0)
 	st.errorReplies.Store(0)
 	st.rejected.Store(0)
 	st.expired.Store(0)

@@ -55,7 +55,7 @@ func newPServer(t testing.TB, cfg Config) (*pServer, error) {
 	logs := &pLogBuffer{}
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := New(cfg)
+	srv, err := New(pathConfig(cfg))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"slices"
@@ -48,6 +49,9 @@ type Server struct {
 	ln       net.Listener
 	conns    map[*conn]struct{}
 	nextID   int64
+	loopsN   int          // event loops to serve connections with (0: goroutines)
+	loops    []*eventLoop // started by Serve
+	nextLoop int
 	connWG   sync.WaitGroup
 	closing  atomic.Bool
 	done     chan struct{}
@@ -87,9 +91,23 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.metrics = newMetrics(s)
+	s.loopsN = eventLoops(cfg)
+	s.metrics = newMetrics(s, 1+s.loopsN)
 	s.cmds = newTable(s.metrics)
 	return s, nil
+}
+
+// eventLoops is the number of event loops cfg asks for: none (serve each
+// connection with a goroutine) without epoll, with the Redis backend
+// (whose commands wait on the network) or with GoroutinePerConn.
+func eventLoops(cfg Config) int {
+	switch {
+	case !haveEventLoop || cfg.GoroutinePerConn || cfg.Backend != "memory":
+		return 0
+	case cfg.EventLoops > 0:
+		return cfg.EventLoops
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // limitsHint adds to a failure to load the data directory, when a
@@ -211,6 +229,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.backendName() != "memory" && s.maxMemorySet {
 		s.log.Warn("--maxmemory does not apply to the Redis backend: set Redis's own maxmemory, with a noeviction policy")
 	}
+	s.startLoops()
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -229,7 +248,32 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// accept starts serving one connection, or refuses it past MaxClients.
+// startLoops starts the event loops (once): on failure, connections are
+// served by goroutines.
+func (s *Server) startLoops() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loopsN == 0 || s.loops != nil {
+		return
+	}
+	for i := range s.loopsN {
+		l, err := newEventLoop(s, s.metrics.shards[1+i])
+		if err != nil {
+			s.log.Warn("no event loop; serving each connection with a goroutine", "err", err)
+			for _, l := range s.loops {
+				l.request(loopStop)
+			}
+			s.loops, s.loopsN = nil, 0
+			return
+		}
+		s.loops = append(s.loops, l)
+		go l.run()
+	}
+}
+
+// accept starts serving one connection, or refuses it past MaxClients:
+// on an event loop (round-robin) when there are loops and nc is a
+// socket, else with a goroutine of its own.
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
 	s.mu.Lock()
@@ -241,21 +285,38 @@ func (s *Server) accept(nc net.Conn) {
 		return
 	}
 	s.nextID++
-	c := s.newConn(nc, s.nextID)
+	if len(s.loops) > 0 {
+		l := s.loops[s.nextLoop%len(s.loops)]
+		if c, err := s.newLoopConn(nc, s.nextID, l); err == nil {
+			s.nextLoop++
+			s.conns[c] = struct{}{}
+			s.connWG.Add(1)
+			s.mu.Unlock()
+			s.stats.clients.Add(1)
+			if !l.add(c.lc) {
+				c.lc.release()
+			}
+			return
+		}
+	}
+	c := s.newStreamConn(nc, s.nextID)
 	s.conns[c] = struct{}{}
 	s.connWG.Add(1)
 	s.mu.Unlock()
 	s.stats.clients.Add(1)
 	go func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			s.stats.clients.Add(-1)
-			s.connWG.Done()
-		}()
+		defer s.connClosed(c)
 		c.serve()
 	}()
+}
+
+// connClosed ends the bookkeeping of a closed connection.
+func (s *Server) connClosed(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.stats.clients.Add(-1)
+	s.connWG.Done()
 }
 
 // serveMetrics starts the HTTP endpoint: /metrics, and /debug/pprof/
@@ -328,7 +389,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			// End each client's input: a command being run finishes
 			// and its reply is sent; then the read fails and the
 			// connection closes. A reply the client does not take
-			// within the grace ends the connection too.
+			// within the grace ends the connection too. (The event
+			// loops do the same for theirs: loopClose.)
+			if c.nc == nil {
+				continue
+			}
 			if tc, ok := c.nc.(*net.TCPConn); ok {
 				tc.CloseRead()
 			} else {
@@ -336,8 +401,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 			c.nc.SetWriteDeadline(cutoff)
 		}
-		hs := s.httpSrv
+		hs, loops := s.httpSrv, s.loops
 		s.mu.Unlock()
+		for _, l := range loops {
+			l.request(loopClose)
+		}
 		waited := make(chan struct{})
 		go func() { s.connWG.Wait(); close(waited) }()
 		select {
@@ -346,9 +414,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.log.Warn("shutdown: clients still running; closing their connections and the backend")
 			s.mu.Lock()
 			for c := range s.conns {
-				c.nc.Close()
+				if c.nc != nil {
+					c.nc.Close()
+				}
 			}
 			s.mu.Unlock()
+			for _, l := range loops {
+				l.request(loopForce)
+			}
 		}
 		s.cancel()
 		if hs != nil {
@@ -359,6 +432,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.log.Error("shutdown: closing the backend failed", "err", err)
 		} else {
 			s.log.Info("shutdown complete")
+		}
+		for _, l := range loops {
+			l.request(loopStop)
+			<-l.done
 		}
 		close(s.done)
 	})

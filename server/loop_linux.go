@@ -1,0 +1,353 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// haveEventLoop: Linux has the event loop (epoll).
+const haveEventLoop = true
+
+// An event loop serves many connections from one goroutine, as Redis
+// does (docs/SERVER.md, "How connections are served"). Each iteration:
+//
+//  1. epoll_wait (level-triggered) for the connections that have input
+//     or room for output, and for the loop's eventfd, which other
+//     goroutines write to hand it new connections, finished off-loop
+//     commands and Shutdown's requests (the inbox);
+//  2. read each connection with input once, and run every whole command
+//     in its buffer (resp.Reader.Complete tells, so the parser never
+//     waits); a command that may take long (command.slow) runs on a
+//     goroutine of its own while the connection is out of the epoll set
+//     and its later commands wait, in order;
+//  3. before sleeping again: make the log durable once for every write
+//     command the iteration ran, on all its connections (waitDurable; the
+//     leader of the group commit also takes the other loops' records),
+//     then write each connection's replies, once; what the socket does
+//     not take waits for EPOLLOUT.
+//
+// Concurrency: everything of an eventLoop but the inbox belongs to its
+// goroutine, and so does every conn it serves, except while that conn's
+// command runs off the loop: then the command's goroutine owns the conn
+// (its reader, writer and protocol state) and the loop touches only the
+// output already handed to it (loopConn.out) until the goroutine posts
+// the conn back through the inbox.
+type eventLoop struct {
+	srv    *Server
+	epfd   int
+	wakefd int // an eventfd
+	shard  *statShard
+	events []unix.EpollEvent
+	conns  []*loopConn // by file descriptor
+	open   int         // connections in conns
+
+	now      time.Time   // when the current iteration woke up
+	lastTick time.Time   // of the timeouts' check
+	flushes  []*loopConn // connections with replies to send before sleeping
+	again    []*loopConn // connections with whole commands left for the next iteration
+	spare    []*loopConn
+	closing  bool // Shutdown began: no more input is read
+
+	mu       sync.Mutex // guards the inbox below
+	incoming []*loopConn
+	finished []*loopConn
+	requests loopRequest
+	stopped  bool
+	woken    atomic.Bool // a wakeup is written and not yet read
+	done     chan struct{}
+}
+
+// loopRequest is what Shutdown asks of a loop.
+type loopRequest uint8
+
+const (
+	loopClose loopRequest = 1 << iota // finish: answer no more commands, close each client once its replies are sent
+	loopForce                         // close every client now
+	loopStop                          // end the loop
+)
+
+// loopTick is how often the loop checks timeouts.
+const loopTick = 100 * time.Millisecond
+
+// newEventLoop makes a loop counting its commands in shard.
+func newEventLoop(s *Server, shard *statShard) (*eventLoop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("server: epoll_create1: %w", err)
+	}
+	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("server: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
+		unix.Close(epfd)
+		unix.Close(wakefd)
+		return nil, fmt.Errorf("server: epoll_ctl: %w", err)
+	}
+	return &eventLoop{srv: s, epfd: epfd, wakefd: wakefd, shard: shard, events: make([]unix.EpollEvent, 256),
+		done: make(chan struct{})}, nil
+}
+
+// run is the loop's goroutine.
+func (l *eventLoop) run() {
+	defer close(l.done)
+	for {
+		n, err := unix.EpollWait(l.epfd, l.events, l.waitMillis())
+		if err != nil && err != unix.EINTR {
+			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
+			time.Sleep(10 * time.Millisecond)
+		}
+		l.now = time.Now()
+		for _, ev := range l.events[:max(n, 0)] {
+			if int(ev.Fd) == l.wakefd {
+				if l.takeInbox() {
+					l.end()
+					return
+				}
+				continue
+			}
+			lc := l.conn(int(ev.Fd))
+			if lc == nil {
+				continue
+			}
+			if ev.Events&unix.EPOLLOUT != 0 {
+				l.queueFlush(lc)
+			}
+			if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+				l.receive(lc)
+			}
+		}
+		l.runAgain()
+		l.flushAll()
+		if l.now.Sub(l.lastTick) >= loopTick {
+			l.lastTick = l.now
+			l.checkTimeouts()
+		}
+	}
+}
+
+// waitMillis is epoll_wait's timeout: none when commands are waiting,
+// the next check of timeouts while there are connections, else forever.
+func (l *eventLoop) waitMillis() int {
+	switch {
+	case len(l.again) > 0:
+		return 0
+	case l.open > 0:
+		return int(max(loopTick-time.Since(l.lastTick), time.Millisecond) / time.Millisecond)
+	}
+	return -1
+}
+
+// conn returns the connection of fd, or nil.
+func (l *eventLoop) conn(fd int) *loopConn {
+	if fd < 0 || fd >= len(l.conns) {
+		return nil
+	}
+	return l.conns[fd]
+}
+
+// wake makes the loop's epoll_wait return to read its inbox.
+func (l *eventLoop) wake() {
+	if l.woken.CompareAndSwap(false, true) {
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(l.wakefd, one[:])
+	}
+}
+
+// add hands the loop a new connection. It reports false when the loop
+// has stopped (the caller closes the connection).
+func (l *eventLoop) add(lc *loopConn) bool {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return false
+	}
+	l.incoming = append(l.incoming, lc)
+	l.mu.Unlock()
+	l.wake()
+	return true
+}
+
+// post hands back a connection whose command ran off the loop. After the
+// loop has stopped, the connection is closed here.
+func (l *eventLoop) post(lc *loopConn) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		lc.release()
+		return
+	}
+	l.finished = append(l.finished, lc)
+	l.mu.Unlock()
+	l.wake()
+}
+
+// request asks the loop for r (Shutdown's steps).
+func (l *eventLoop) request(r loopRequest) {
+	l.mu.Lock()
+	l.requests |= r
+	l.mu.Unlock()
+	l.wake()
+}
+
+// takeInbox serves what the inbox holds; it reports whether the loop is
+// to end.
+func (l *eventLoop) takeInbox() bool {
+	var b [8]byte
+	unix.Read(l.wakefd, b[:])
+	l.woken.Store(false) // before taking: a later post writes again
+	l.mu.Lock()
+	incoming, finished, req := l.incoming, l.finished, l.requests
+	l.incoming, l.finished, l.requests = nil, nil, 0
+	l.mu.Unlock()
+	for _, lc := range incoming {
+		l.start(lc)
+	}
+	for _, lc := range finished {
+		l.resume(lc)
+	}
+	if req&loopClose != 0 && !l.closing {
+		l.beginClosing()
+	}
+	if req&loopForce != 0 {
+		l.closeAll()
+	}
+	return req&loopStop != 0
+}
+
+// beginClosing stops reading: each client gets the reply of the command
+// it is running (and "ERR server is shutting down" for a whole command
+// still waiting), then its connection closes once its replies are sent,
+// or at Shutdown's cutoff.
+func (l *eventLoop) beginClosing() {
+	l.closing = true
+	for _, lc := range l.conns {
+		if lc == nil || lc.busy {
+			continue
+		}
+		l.process(lc)
+		lc.c.quit = true
+		l.queueFlush(lc)
+	}
+}
+
+// closeAll closes every connection now (Shutdown's time is up).
+func (l *eventLoop) closeAll() {
+	for _, lc := range l.conns {
+		if lc != nil {
+			l.closeConn(lc)
+		}
+	}
+}
+
+// end stops the loop: its connections are closed, and connections
+// posted or handed to it later are closed by whoever posts them.
+func (l *eventLoop) end() {
+	l.closeAll()
+	l.mu.Lock()
+	l.stopped = true
+	incoming, finished := l.incoming, l.finished
+	l.incoming, l.finished = nil, nil
+	l.mu.Unlock()
+	for _, lc := range append(incoming, finished...) {
+		lc.release()
+	}
+	unix.Close(l.epfd)
+	unix.Close(l.wakefd)
+}
+
+// queueFlush marks lc's replies to be sent before the loop sleeps.
+func (l *eventLoop) queueFlush(lc *loopConn) {
+	if !lc.flushQueued {
+		lc.flushQueued = true
+		l.flushes = append(l.flushes, lc)
+	}
+}
+
+// queueAgain marks lc's buffered commands to be run in the next
+// iteration, after this one's replies are sent.
+func (l *eventLoop) queueAgain(lc *loopConn) {
+	if !lc.againQueued {
+		lc.againQueued = true
+		l.again = append(l.again, lc)
+	}
+}
+
+// runAgain runs the commands left from the previous iteration.
+func (l *eventLoop) runAgain() {
+	if len(l.again) == 0 {
+		return
+	}
+	todo := l.again
+	l.again = l.spare[:0]
+	for _, lc := range todo {
+		lc.againQueued = false
+		if !lc.closed {
+			l.process(lc)
+		}
+	}
+	clear(todo)
+	l.spare = todo[:0]
+}
+
+// flushAll sends the replies of the iteration: first the log is made
+// durable, once for all of them, if a write command ran.
+func (l *eventLoop) flushAll() {
+	if len(l.flushes) == 0 {
+		return
+	}
+	var err error
+	waited := false
+	for _, lc := range l.flushes {
+		if !lc.closed && !lc.busy && len(lc.c.unlogged) > 0 {
+			err, waited = l.srv.persist.waitDurable(), true
+			break
+		}
+	}
+	for i, lc := range l.flushes {
+		l.flushes[i] = nil
+		lc.flushQueued = false
+		if lc.closed {
+			continue
+		}
+		if !lc.busy {
+			lc.c.makeDurable(waited, err)
+		}
+		l.send(lc)
+	}
+	l.flushes = l.flushes[:0]
+}
+
+// checkTimeouts closes the clients idle for IdleTimeout, those that took
+// none of their replies for WriteTimeout, and, after Shutdown's cutoff,
+// those with replies still unsent.
+func (l *eventLoop) checkTimeouts() {
+	idle, stall := l.srv.cfg.IdleTimeout, l.srv.cfg.WriteTimeout
+	cutoff := l.srv.writeCutoff.Load()
+	for _, lc := range l.conns {
+		if lc == nil || lc.busy {
+			continue
+		}
+		switch {
+		case lc.pending() > 0 && cutoff != 0 && l.now.UnixNano() >= cutoff:
+			l.closeConn(lc)
+		case lc.pending() > 0 && l.now.Sub(lc.lastSent) >= stall:
+			if !l.srv.closing.Load() {
+				l.srv.log.Info("client did not read its replies; closing connection", "client", lc.c.id,
+					"addr", lc.c.remote, "write_timeout", stall)
+			}
+			l.closeConn(lc)
+		case lc.pending() == 0 && idle > 0 && l.now.Sub(lc.lastActive()) >= idle:
+			l.srv.log.Debug("idle client timed out", "client", lc.c.id)
+			l.closeConn(lc)
+		}
+	}
+}
