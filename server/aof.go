@@ -246,7 +246,7 @@ func (p *persistence) writeLocked(sync bool) error {
 		p.fsyncs.Add(1)
 		p.fileSynced = p.fileWritten
 		p.unsynced = p.unsynced[:0]
-		if cap(p.unsynced) > maxUnsynced {
+		if cap(p.unsynced) > 2*maxUnsynced {
 			p.unsynced = nil // a burst's copy is not kept for ever
 		}
 	}

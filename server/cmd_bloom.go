@@ -43,8 +43,7 @@ func cmdReserve(c *conn, args [][]byte) {
 
 func cmdAdd(c *conn, args [][]byte) {
 	added := c.boolsFor(1)
-	create := defaultCreate
-	if _, err := c.srv.store.Add(c.ctx, string(args[1]), args[2:3], &create, added); err != nil {
+	if _, err := c.srv.store.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), added); err != nil {
 		c.fail(err)
 		return
 	}
@@ -52,8 +51,7 @@ func cmdAdd(c *conn, args [][]byte) {
 }
 
 func cmdMAdd(c *conn, args [][]byte) {
-	create := defaultCreate
-	c.addMany(string(args[1]), args[2:], &create)
+	c.addMany(string(args[1]), args[2:], c.defaultCreate())
 }
 
 func cmdInsert(c *conn, args [][]byte) {
@@ -96,6 +94,14 @@ func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
 	if err != nil {
 		c.fail(err)
 	}
+}
+
+// defaultCreate returns the creation options of BF.ADD and BF.MADD, in
+// the connection's scratch space (a local copy would escape to the heap
+// through the backend interface: an allocation per command).
+func (c *conn) defaultCreate() *createOpts {
+	c.create = defaultCreate
+	return &c.create
 }
 
 // isItemError reports whether err belongs to one item of a batch (and so

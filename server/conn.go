@@ -37,6 +37,7 @@ type conn struct {
 	errs     int64       // error replies written
 	quit     bool        // close after flushing
 	bools    []bool
+	create   createOpts // scratch of defaultCreate
 
 	// A connection served by a goroutine.
 	nc              net.Conn

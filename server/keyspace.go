@@ -107,6 +107,14 @@ func (ks *keyspace) locate(key string) (s *shard, cell, pos int) {
 }
 
 // lock locks the shards holding keys and returns the unlock function.
+// lockKey locks key's shard and returns it, for the caller to unlock: a
+// single key's lock without lock's closure (an allocation per command).
+func (ks *keyspace) lockKey(key string) *shard {
+	s := &ks.shards[ks.shardOf(key)]
+	s.Lock()
+	return s
+}
+
 func (ks *keyspace) lock(keys ...string) func() {
 	if len(keys) == 1 {
 		s := &ks.shards[ks.shardOf(keys[0])]

@@ -22,7 +22,7 @@ import (
 const maxDumpChunk = 16 << 20
 
 func (m *memstore) ScanDump(_ context.Context, key string, iter int64) (int64, []byte, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	if e == nil {
 		return 0, nil, errNotFound
@@ -49,7 +49,7 @@ func dumpChunk(f *bloom.Scalable, iter int64) (int64, []byte, error) {
 }
 
 func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []byte) error {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	if iter == 1 && e == nil {
 		f, err := m.loadHeader(chunk)

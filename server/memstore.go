@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/bloomery/bloom"
 )
@@ -129,7 +130,7 @@ func (m *memstore) log(args ...[]byte) {
 }
 
 func (m *memstore) Reserve(_ context.Context, key string, o createOpts) error {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	if m.ks.get(key) != nil {
 		return errItemExists
 	}
@@ -152,7 +153,7 @@ func scalingArgs(o createOpts) [][]byte {
 }
 
 func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	created := false
 	if e == nil {
@@ -172,16 +173,16 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 	// others changed nothing), creating the filter as it was created.
 	var args [][]byte
 	if m.journal != nil {
-		args = journalArgs.Get().([][]byte)[:0]
-		defer func() { clear(args); journalArgs.Put(args[:0]) }()
-		args = append(args, []byte("BF.INSERT"), []byte(key))
+		pooled := journalArgs.Get().(*[][]byte)
+		defer func() { clear(args); *pooled = args[:0]; journalArgs.Put(pooled) }()
+		args = append((*pooled)[:0], wordInsert, readOnlyBytes(key))
 		if created {
 			args = append(append(args, []byte("CAPACITY"), fmtUint(create.capacity),
 				[]byte("ERROR"), fmtFloat(create.rate)), scalingArgs(*create)...)
 		} else {
-			args = append(args, []byte("NOCREATE"))
+			args = append(args, wordNoCreate)
 		}
-		args = append(args, []byte("ITEMS"))
+		args = append(args, wordItems)
 	}
 	head := len(args)
 	n, err := 0, error(nil)
@@ -207,7 +208,19 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 }
 
 // journalArgs recycles the argument lists of journaled adds.
-var journalArgs = sync.Pool{New: func() any { return make([][]byte, 0, 16) }}
+var journalArgs = sync.Pool{New: func() any { s := make([][]byte, 0, 16); return &s }}
+
+// The words of the records journaled on every add (read only).
+var (
+	wordInsert   = []byte("BF.INSERT")
+	wordNoCreate = []byte("NOCREATE")
+	wordItems    = []byte("ITEMS")
+)
+
+// readOnlyBytes returns the bytes of s without copying them, for a record
+// that only reads them (appendRecord copies them into the log's buffer):
+// they must never be written to, nor kept.
+func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // creationError is an error that kept Add from creating the filter: the
 // whole reply of BF.MADD or BF.INSERT, not an element of its array (as
@@ -228,7 +241,7 @@ func filterError(err error) error {
 }
 
 func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found []bool) error {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	for i, item := range items {
 		found[i] = e != nil && e.filter.Test(item)
@@ -237,7 +250,7 @@ func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found [
 }
 
 func (m *memstore) Info(_ context.Context, key string) (bloom.ScalableInfo, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	if e == nil {
 		return bloom.ScalableInfo{}, errNotFound
@@ -246,7 +259,7 @@ func (m *memstore) Info(_ context.Context, key string) (bloom.ScalableInfo, erro
 }
 
 func (m *memstore) Card(_ context.Context, key string) (uint64, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	if e := m.ks.get(key); e != nil {
 		return e.filter.Count(), nil
 	}
@@ -280,7 +293,7 @@ func (m *memstore) Delete(_ context.Context, keys []string) (int, error) {
 }
 
 func (m *memstore) Type(_ context.Context, key string) (string, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	if m.ks.get(key) == nil {
 		return "none", nil
 	}
@@ -300,7 +313,7 @@ func (m *memstore) Rename(_ context.Context, from, to string) error {
 }
 
 func (m *memstore) PExpireAt(_ context.Context, key string, at int64, cond expireCond) (bool, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	if e == nil || !cond.allows(e.expireAt, at) {
 		return false, nil
@@ -339,7 +352,7 @@ func (m *memstore) PTTL(ctx context.Context, key string) (int64, error) {
 }
 
 func (m *memstore) ExpireTime(_ context.Context, key string) (int64, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	switch {
 	case e == nil:
@@ -351,7 +364,7 @@ func (m *memstore) ExpireTime(_ context.Context, key string) (int64, error) {
 }
 
 func (m *memstore) Persist(_ context.Context, key string) (bool, error) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	if e == nil || e.expireAt == 0 {
 		return false, nil
@@ -430,7 +443,7 @@ func fmtInt(n int64) []byte     { return strconv.AppendInt(nil, n, 10) }
 // its bytes, without journaling it or checking limits (loading must not
 // lose data that was accepted under other limits).
 func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) {
-	defer m.ks.lock(key)()
+	defer m.ks.lockKey(key).Unlock()
 	e := m.adopt(f)
 	e.expireAt = expireAt
 	m.used.Add(f.Bytes())

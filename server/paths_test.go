@@ -18,7 +18,7 @@ var streamPass bool
 func TestMain(m *testing.M) {
 	goflag.Parse()
 	code := m.Run()
-	if code == 0 && haveEventLoop && !fuzzing() {
+	if code == 0 && haveEventLoop && !fuzzing() && !benchmarking() {
 		streamPass = true
 		code = m.Run()
 	}
@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 // fuzzing reports whether this process fuzzes (or is a fuzzing worker).
 func fuzzing() bool {
 	f := goflag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
+}
+
+// benchmarking reports whether benchmarks run: once is enough.
+func benchmarking() bool {
+	f := goflag.Lookup("test.bench")
 	return f != nil && f.Value.String() != ""
 }
 

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"io"
+	"strconv"
+	"testing"
+
+	"github.com/bloomery/bloom/internal/resp"
+)
+
+// The cost of running one command once it is parsed: dispatch, the
+// filter, the log record, the reply and the counters, without the
+// network, on a server with a log.
+
+// dispatchConn returns a connection of a server with a log in a
+// temporary directory, whose replies are discarded, and a filter "bf".
+func dispatchConn(tb testing.TB) *conn {
+	tb.Helper()
+	srv, err := New(Config{Dir: tb.TempDir(), Logger: discardLogger()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.store.Close() })
+	c := srv.newConnState(1, nil, nil, srv.metrics.shards[0])
+	c.w = resp.NewWriter(io.Discard)
+	c.dispatch(words("BF.RESERVE", "bf", "0.01", "1000000"))
+	c.flush()
+	return c
+}
+
+func words(w ...string) [][]byte {
+	out := make([][]byte, len(w))
+	for i, s := range w {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// dispatchCases are the hot commands, each with a fresh item per call.
+var dispatchCases = []struct {
+	name  string
+	args  func(i int) [][]byte
+	limit float64 // allocations per command at most
+}{
+	{"BF.ADD", func(i int) [][]byte { return words("BF.ADD", "bf", strconv.Itoa(i)) }, 1},
+	{"BF.EXISTS", func(i int) [][]byte { return words("BF.EXISTS", "bf", strconv.Itoa(i)) }, 1},
+	{"BF.MADD10", func(i int) [][]byte {
+		a := words("BF.MADD", "bf")
+		for j := range 10 {
+			a = append(a, []byte(strconv.Itoa(10*i+j)))
+		}
+		return a
+	}, 1},
+}
+
+// TestDispatchAllocs: a hot command allocates only its key's string.
+func TestDispatchAllocs(t *testing.T) {
+	onePath(t)
+	c := dispatchConn(t)
+	for _, dc := range dispatchCases {
+		batch := make([][][]byte, 200)
+		for i := range batch {
+			batch[i] = dc.args(i)
+		}
+		i := 0
+		allocs := testing.AllocsPerRun(len(batch)-1, func() {
+			c.dispatch(batch[i])
+			i++
+			if i%16 == 0 {
+				c.flush()
+			}
+		})
+		if allocs > dc.limit {
+			t.Errorf("%s: %.2f allocations per command, want at most %v", dc.name, allocs, dc.limit)
+		}
+		c.flush()
+	}
+}
+
+// BenchmarkDispatch runs hot commands, the replies flushed (and the log
+// written) every 16, as a pipeline of 16 is.
+func BenchmarkDispatch(b *testing.B) {
+	for _, dc := range dispatchCases {
+		b.Run(dc.name, func(b *testing.B) {
+			c := dispatchConn(b)
+			batch := make([][][]byte, 1<<12)
+			for i := range batch {
+				batch[i] = dc.args(i)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c.dispatch(batch[i%len(batch)])
+				i++
+				if i%16 == 0 {
+					c.flush()
+				}
+			}
+		})
+	}
+}
