@@ -15,7 +15,7 @@ import (
 func ExampleCreateScalable() {
 	ctx := context.Background()
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
-	s, err := redisfilter.CreateScalable(ctx, client, "seen", 100, 0.01, bloom.ScalableOptions{RedisBloom: true})
+	s, err := redisfilter.CreateScalable(ctx, client, "seen", 100, 0.01, redisfilter.WithGrowth(bloom.Growth{RedisBloom: true}))
 	if errors.Is(err, redisfilter.ErrExists) {
 		s, err = redisfilter.OpenScalable(ctx, client, "seen")
 	}
