@@ -20,7 +20,7 @@ import (
 // A blocked layout (all k counters in one or two cache lines) is not
 // offered, because at the same rate it costs much more memory: a 64-byte
 // line holds only 128 counters, against 512 bits. From the exact blocked
-// model of DESIGN.md §3 with 128- or 256-counter blocks (the last column:
+// model of docs/DESIGN.md §3 with 128- or 256-counter blocks (the last column:
 // two independently chosen 128-counter blocks, k/2 probes in each), the
 // counters per key needed (best k), without sizing margin:
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // TestScalableRedisBloomCounters checks the RedisBloom-mode counters
-// against figures worked out by hand from DESIGN.md §7: capacity 100,
+// against figures worked out by hand from docs/DESIGN.md §5 and §7: capacity 100,
 // expansion 2 → sub-filters of 100, 200, 400, …; a new sub-filter opens
 // when a new item arrives and the last one holds its capacity.
 func TestScalableRedisBloomCounters(t *testing.T) {
