@@ -46,10 +46,10 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestCreationAllocs: creating a small filter allocates the filter and its
+// TestNoRaceCreationAllocs: creating a small filter allocates the filter and its
 // bit array, nothing else, once its sizing is memoised (a Scalable holds
 // its first sub-filter inside); with options, one more at most.
-func TestCreationAllocs(t *testing.T) {
+func TestNoRaceCreationAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}

@@ -65,3 +65,43 @@ func TestDesignCitations(t *testing.T) {
 		t.Fatal("no citation found: the test reads nothing")
 	}
 }
+
+// A test that skips under the race detector must still run in make
+// test: the race-free pass (make accuracy) runs the tests named TestFPR…
+// and TestNoRace…, so every such test must be named so.
+func TestRaceSkipsRunSomewhere(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := regexp.MustCompile(`(?m)^func (Test\w*)\(t \*testing\.T\) \{`)
+	checked := 0
+	for _, file := range files {
+		if file == "docs_test.go" {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for _, m := range fn.FindAllStringSubmatchIndex(src, -1) {
+			name := src[m[2]:m[3]]
+			end := strings.Index(src[m[1]:], "\n}\n")
+			if end < 0 {
+				continue
+			}
+			body := src[m[1] : m[1]+end]
+			if !strings.Contains(body, "if raceEnabled {") || !strings.Contains(body, "Skip") {
+				continue
+			}
+			checked++
+			if !strings.HasPrefix(name, "TestFPR") && !strings.HasPrefix(name, "TestNoRace") {
+				t.Errorf("%s: %s skips under the race detector but the race-free pass does not run it: name it TestFPR… or TestNoRace…", file, name)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("found no test that skips under the race detector: the check reads nothing")
+	}
+}

@@ -212,12 +212,12 @@ func TestExpectedFPROverfilled(t *testing.T) {
 	}
 }
 
-// TestBlockedModelMonteCarlo fills real blocked filters and compares the
+// TestFPRBlockedModelMonteCarlo fills real blocked filters and compares the
 // rate they have (EstimatedFPR, exact for uniform queries given the bits)
 // and a measured rate of absent keys with the model's ExpectedFPR. The
 // second case also checks that the comparison is sharp enough to reject
 // the textbook shortcut (1-(1-1/512)^(ik))^k, which is ~4% low there.
-func TestBlockedModelMonteCarlo(t *testing.T) {
+func TestFPRBlockedModelMonteCarlo(t *testing.T) {
 	cases := []struct {
 		blocks, lambda uint64
 		k              uint32
