@@ -105,3 +105,47 @@ func TestRaceSkipsRunSomewhere(t *testing.T) {
 		t.Fatal("found no test that skips under the race detector: the check reads nothing")
 	}
 }
+
+// Every fuzz target in the repository runs in make test: scripts/fuzz-short
+// lists each one with its package.
+func TestEveryFuzzTargetRuns(t *testing.T) {
+	script, err := os.ReadFile("scripts/fuzz-short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := regexp.MustCompile(`(?m)^(\S+)\s+(Fuzz\w+)\s+\d+$`)
+	have := map[string]bool{}
+	for _, m := range listed.FindAllStringSubmatch(string(script), -1) {
+		have[filepath.Clean(m[1])+" "+m[2]] = true
+	}
+	fn := regexp.MustCompile(`(?m)^func (Fuzz\w*)\(f \*testing\.F\) \{`)
+	found := 0
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (path == "bench" || path == "interop" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir // other modules, and hidden directories
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range fn.FindAllStringSubmatch(string(b), -1) {
+			found++
+			if key := filepath.Dir(path) + " " + m[1]; !have[key] {
+				t.Errorf("%s: %s is not in scripts/fuzz-short, so make test never fuzzes it", path, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatal("found no fuzz target: the check reads nothing")
+	}
+}
