@@ -46,10 +46,10 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestCreationAllocs: creating a small filter allocates the filter and its
+// TestNoRaceCreationAllocs: creating a small filter allocates the filter and its
 // bit array, nothing else, once its sizing is memoised (a Scalable holds
 // its first sub-filter inside); with options, one more at most.
-func TestCreationAllocs(t *testing.T) {
+func TestNoRaceCreationAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
@@ -61,11 +61,11 @@ func TestCreationAllocs(t *testing.T) {
 		{"New", 2, func() error { _, err := New(100, 0.01); return err }},
 		{"New/options", 3, func() error { _, err := New(100, 0.01, WithLayout(Classic), WithMaxBytes(1<<20)); return err }},
 		{"NewScalable", 2, func() error {
-			_, err := NewScalable(100, 0.01, ScalableOptions{RedisBloom: true})
+			_, err := NewScalable(100, 0.01, WithRedisBloomSplit())
 			return err
 		}},
 		{"NewScalable/options", 3, func() error {
-			_, err := NewScalable(100, 0.01, ScalableOptions{RedisBloom: true}, WithMaxBytes(1<<20))
+			_, err := NewScalable(100, 0.01, WithRedisBloomSplit(), WithMaxBytes(1<<20))
 			return err
 		}},
 	}

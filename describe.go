@@ -15,12 +15,12 @@ import (
 // NewScalable.
 func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
 
-// Options returns the options the filter grows by, defaults filled in:
+// Growth returns the rule the filter grows by, defaults filled in:
 // Expansion (0 when NonScaling), Tightening and FirstShare. NewScalable
-// with them, InitialCap and TargetFPR makes a filter that grows the same
-// way.
-func (s *Scalable) Options() ScalableOptions {
-	return ScalableOptions{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f}
+// with WithGrowth of it, InitialCap and TargetFPR makes a filter that
+// grows the same way.
+func (s *Scalable) Growth() Growth {
+	return Growth{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f}
 }
 
 // Layout is the layout of every sub-filter.

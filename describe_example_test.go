@@ -8,14 +8,14 @@ import (
 )
 
 func ExampleScalable_SubFilters() {
-	s, err := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(100, 0.01)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for i := range 250 {
 		s.AddString(fmt.Sprint("item-", i))
 	}
-	o := s.Options()
+	o := s.Growth()
 	fmt.Printf("expansion %d, first share %g, tightening %g\n", o.Expansion, o.FirstShare, o.Tightening)
 	for i, sub := range s.SubFilters() {
 		fmt.Printf("sub-filter %d: capacity %d at %.2g, %d items, bits set: %v\n",

@@ -14,13 +14,13 @@ import (
 // sub-filter's bits counted.
 func TestScalableDescription(t *testing.T) {
 	tests := []struct {
-		so   ScalableOptions
+		so   Growth
 		opts []Option
-		want ScalableOptions
+		want Growth
 	}{
-		{ScalableOptions{}, nil, ScalableOptions{Expansion: 2, Tightening: DefaultTightening, FirstShare: DefaultFirstShare}},
-		{ScalableOptions{Expansion: 4, RedisBloom: true}, []Option{WithLayout(Classic)}, ScalableOptions{Expansion: 4, Tightening: 0.5, FirstShare: 0.5}},
-		{ScalableOptions{NonScaling: true, Tightening: 0.25}, []Option{WithKey(testKey)}, ScalableOptions{NonScaling: true, Tightening: 0.25, FirstShare: DefaultFirstShare}},
+		{Growth{}, nil, Growth{Expansion: 2, Tightening: DefaultTightening, FirstShare: DefaultFirstShare}},
+		{Growth{Expansion: 4, RedisBloom: true}, []Option{WithLayout(Classic)}, Growth{Expansion: 4, Tightening: 0.5, FirstShare: 0.5}},
+		{Growth{NonScaling: true, Tightening: 0.25}, []Option{WithKey(testKey)}, Growth{NonScaling: true, Tightening: 0.25, FirstShare: DefaultFirstShare}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%+v", tt.so), func(t *testing.T) {
@@ -28,14 +28,14 @@ func TestScalableDescription(t *testing.T) {
 			for i := 50; i < 400 && !tt.so.NonScaling; i++ {
 				s.AddString(fmt.Sprintf("key%d", i))
 			}
-			if got := s.Options(); got != tt.want {
+			if got := s.Growth(); got != tt.want {
 				t.Errorf("Options() = %+v, want %+v", got, tt.want)
 			}
 			first := s.filters()[0]
 			if s.InitialCap() != 50 || s.Layout() != first.Layout() || s.HashID() != first.HashID() {
 				t.Errorf("InitialCap %d, Layout %v, HashID %v; want 50, %v, %v", s.InitialCap(), s.Layout(), s.HashID(), first.Layout(), first.HashID())
 			}
-			again, err := NewScalable(s.InitialCap(), s.TargetFPR(), s.Options(), tt.opts...)
+			again, err := NewScalable(s.InitialCap(), s.TargetFPR(), append([]Option{WithGrowth(s.Growth())}, tt.opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

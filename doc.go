@@ -34,7 +34,7 @@
 //
 // Scalable grows a chain of sub-filters when items exceed its initial
 // capacity, keeping the compound rate at or below p (RedisBloom's growth
-// and counting rules; ScalableOptions.RedisBloom for its error split too).
+// and counting rules; Growth.RedisBloom for its error split too).
 // Counting has 4-bit saturating counters and supports Remove. Both encode
 // to the same file format (kinds 2 and 3).
 //

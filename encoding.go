@@ -89,6 +89,18 @@ func parseHeader(b []byte) (header, error) {
 	return h, nil
 }
 
+// header is the kind-1 header of f's encoding.
+func (f *Filter) header() header {
+	h := header{
+		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
+		m: f.m(), k: f.k, n: f.n, p: f.p, count: f.Inserted(),
+	}
+	if f.key != nil {
+		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
+	}
+	return h
+}
+
 // WriteTo writes the filter's encoding to w (io.WriterTo). The bit array
 // is streamed in 1 MiB chunks, so a large filter needs no second copy.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
@@ -183,14 +195,10 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // readerConfig is the decoding configuration of a receiver with the given
-// key (if keyed) and concurrency mode, at the default size limit.
-func readerConfig(keyed bool, k0, k1 uint64, concurrent bool) config {
+// key and concurrency mode, at the default size limit.
+func readerConfig(key *sipKey, concurrent bool) config {
 	c := config{maxBytes: DefaultMaxBytes, concurrent: concurrent}
-	if keyed {
-		c.keyed = true
-		binary.LittleEndian.PutUint64(c.key[:8], k0)
-		binary.LittleEndian.PutUint64(c.key[8:], k1)
-	}
+	c.keyed, c.key = keyConfig(key)
 	return c
 }
 

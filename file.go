@@ -63,7 +63,7 @@ type File struct {
 
 // OpenAny opens the filter file at path, of any kind, opening and reading
 // it once: a kind-1 file that is a regular file is memory-mapped as
-// OpenFileWith maps it (oo applies to it alone); any other kind, and any
+// OpenFile maps it (WithoutPayloadCRC applies to it alone); any other kind, and any
 // file that is not a regular file (a pipe, a FIFO, /dev/stdin), is read
 // into memory once, in order, as LoadAny reads it. The file must hold one
 // filter and nothing after it. Errors are those of OpenFile and of the
@@ -72,13 +72,13 @@ type File struct {
 // WithMaxBytes for a filter read into memory, WithConcurrent for a
 // Scalable or Counting filter (so that it can be changed while others
 // use it); WithLayout is ignored.
-func OpenAny(path string, oo OpenOptions, opts ...Option) (*File, error) {
-	return withFile(path, func(file *os.File) (*File, error) { return openAny(file, oo, newConfig(opts)) })
+func OpenAny(path string, opts ...Option) (*File, error) {
+	return withFile(path, func(file *os.File) (*File, error) { return openAny(file, newConfig(opts)) })
 }
 
-func openAny(file *os.File, oo OpenOptions, c config) (*File, error) {
+func openAny(file *os.File, c config) (*File, error) {
 	if regularKind(file) == kindFilter {
-		m, err := openFile(file, oo, c)
+		m, err := openFile(file, c)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,7 @@ func writeExample(name string, w interface{ MarshalBinary() ([]byte, error) }) s
 }
 
 func ExampleOpenAny() {
-	s, err := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(100, 0.01)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func ExampleOpenAny() {
 	defer os.RemoveAll(filepath.Dir(path))
 
 	// A tool taking "a filter file" need not know which kind it is.
-	f, err := bloom.OpenAny(path, bloom.OpenOptions{})
+	f, err := bloom.OpenAny(path)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func someKinds(t testing.TB, n uint64) []struct {
 } {
 	t.Helper()
 	f := filled(t, variant{Blocked, false, false}, 3*n/2, 0.01, int(n))
-	s, err := NewScalable(n/3, 0.01, ScalableOptions{})
+	s, err := NewScalable(n/3, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestOpenAny(t *testing.T) {
 	for _, k := range anyKinds(t) {
 		t.Run(k.kind.String(), func(t *testing.T) {
 			path := writeFile(t, k.data)
-			got, err := OpenAny(path, OpenOptions{})
+			got, err := OpenAny(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestOpenAny(t *testing.T) {
 			}
 
 			long := writeFile(t, append(bytes.Clone(k.data), 0))
-			if _, err := OpenAny(long, OpenOptions{}); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "after the filter") ||
+			if _, err := OpenAny(long); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "after the filter") ||
 				!strings.Contains(err.Error(), long) {
 				t.Errorf("one byte after the filter: %v", err)
 			}
@@ -226,7 +226,7 @@ func TestOpenAny(t *testing.T) {
 				w.Write(k.data)
 				w.Close()
 			}()
-			fromPipe, err := openAny(r, OpenOptions{}, newConfig(nil))
+			fromPipe, err := openAny(r, newConfig(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +236,7 @@ func TestOpenAny(t *testing.T) {
 			}
 		})
 	}
-	if _, err := OpenAny(filepath.Join(t.TempDir(), "nope"), OpenOptions{}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := OpenAny(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -286,7 +286,7 @@ func FuzzLoadAny(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		opened, oerr := OpenAny(path, OpenOptions{}, opts...)
+		opened, oerr := OpenAny(path, opts...)
 		if (oerr == nil) != (err == nil && left == 0) {
 			t.Fatalf("OpenAny: %v; LoadAny: %v with %d bytes after", oerr, err, left)
 		}

@@ -3,8 +3,6 @@ package bloom
 import (
 	"fmt"
 	"unsafe"
-
-	"github.com/dchest/siphash"
 )
 
 // Filter is a Bloom filter of fixed size: a set that answers "definitely
@@ -32,10 +30,6 @@ type Filter struct {
 	n uint64  // expected items (capacity)
 	p float64 // target false-positive rate at n
 }
-
-// sipKey is a filter's SipHash-2-4 key as two words. Keyed filters share
-// it (by pointer) with their clones: it never changes.
-type sipKey struct{ k0, k1 uint64 }
 
 // m is the number of bits.
 func (f *Filter) m() uint64 { return uint64(len(f.words)) * 64 }
@@ -170,18 +164,7 @@ func alignedWords(n uint64) []uint64 {
 
 // Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
 // under the filter's key.
-func (f *Filter) Hash(item []byte) Hash {
-	if f.key != nil {
-		return f.keyedHash(item)
-	}
-	return HashBytes(item)
-}
-
-//go:noinline
-func (f *Filter) keyedHash(item []byte) Hash {
-	h1, h2 := siphash.Hash128(f.key.k0, f.key.k1, item)
-	return Hash{H1: h1, H2: h2}
-}
+func (f *Filter) Hash(item []byte) Hash { return f.key.hash(item) }
 
 // Add inserts item and reports whether it was new: whether at least one of
 // its bits was unset before. A false result means the item was present
@@ -189,7 +172,7 @@ func (f *Filter) keyedHash(item []byte) Hash {
 func (f *Filter) Add(item []byte) bool {
 	var h Hash
 	if f.key != nil {
-		h = f.keyedHash(item)
+		h = f.key.keyed(item)
 	} else {
 		h = HashBytes(item)
 	}
@@ -211,7 +194,7 @@ func (f *Filter) AddString(s string) bool { return f.Add(bytesOf(s)) }
 func (f *Filter) Test(item []byte) bool {
 	var h Hash
 	if f.key != nil {
-		h = f.keyedHash(item)
+		h = f.key.keyed(item)
 	} else {
 		h = HashBytes(item)
 	}
@@ -287,12 +270,7 @@ func (f *Filter) Bytes() uint64 { return f.m() / 8 }
 func (f *Filter) Layout() Layout { return f.layout }
 
 // HashID names the filter's hash function.
-func (f *Filter) HashID() HashID {
-	if f.key != nil {
-		return HashSipHash
-	}
-	return HashXXH3
-}
+func (f *Filter) HashID() HashID { return f.key.id() }
 
 // Keyed reports whether the filter hashes with a secret key.
 func (f *Filter) Keyed() bool { return f.key != nil }

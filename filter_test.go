@@ -404,7 +404,7 @@ func TestTestHashesEmpty(t *testing.T) {
 
 // TestAddDoesNotWriteItem gives every method an item slice whose spare
 // capacity is filled with sentinel bytes, the trap of go-zero's
-// append(data, byte(i)) (DESIGN.md §4).
+// append(data, byte(i)) (docs/DESIGN.md §4).
 func TestAddDoesNotWriteItem(t *testing.T) {
 	for _, v := range optVariants() {
 		t.Run(v.name, func(t *testing.T) {

@@ -16,21 +16,6 @@ import (
 // offset 64 of the file, so in a mapping (page-aligned) it is 64-byte
 // aligned and, on little-endian hosts, already the filter's []uint64.
 
-// OpenOptions configures OpenFileWith. The zero value is what OpenFile
-// does.
-type OpenOptions struct {
-	_ struct{} // forces named fields
-
-	// SkipPayloadCRC opens the file without checking the CRC-32C of its
-	// bit array, so that opening reads only the 64-byte header and the
-	// 8-byte trailer: constant time whatever the size, where the check
-	// reads the whole file once (at the speed of the page cache, or of the
-	// disk for a file not cached). The cost: a corrupted bit array is not
-	// detected and may give false negatives. The header CRC and every
-	// other check still apply. default: false (verify).
-	SkipPayloadCRC bool
-}
-
 // MappedFilter is a read-only Filter opened from a file by OpenFile: Test,
 // TestMany and the statistics work as on a Filter loaded from the same
 // file, with the same answers. There is no Add: on Unix the bit array is
@@ -73,13 +58,7 @@ type MappedFilter struct {
 // truncated while they run (by another process), run them inside
 // MappedFilter.Guard, or a lookup may kill the process with SIGBUS.
 func OpenFile(path string, opts ...Option) (*MappedFilter, error) {
-	return OpenFileWith(path, OpenOptions{}, opts...)
-}
-
-// OpenFileWith is OpenFile with options, such as skipping the payload CRC
-// check (OpenOptions.SkipPayloadCRC).
-func OpenFileWith(path string, oo OpenOptions, opts ...Option) (*MappedFilter, error) {
-	return withFile(path, func(file *os.File) (*MappedFilter, error) { return openFile(file, oo, newConfig(opts)) })
+	return withFile(path, func(file *os.File) (*MappedFilter, error) { return openFile(file, newConfig(opts)) })
 }
 
 // withFile opens path, calls open with it and closes it; open's errors
@@ -99,7 +78,7 @@ func withFile[T any](path string, open func(*os.File) (T, error)) (T, error) {
 }
 
 // openFile checks file and maps it, or reads it when it cannot be mapped.
-func openFile(file *os.File, oo OpenOptions, c config) (*MappedFilter, error) {
+func openFile(file *os.File, c config) (*MappedFilter, error) {
 	c.concurrent = false // nothing writes, so reads need no atomics
 	st, err := file.Stat()
 	if err != nil {
@@ -136,7 +115,7 @@ func openFile(file *os.File, oo OpenOptions, c config) (*MappedFilter, error) {
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
 	var f *Filter
-	if gerr := guard(data, func() { f, err = mappedFilter(data, s, h, oo, c) }); gerr != nil {
+	if gerr := guard(data, func() { f, err = mappedFilter(data, s, h, c) }); gerr != nil {
 		err = gerr
 	}
 	if err != nil {
@@ -179,10 +158,10 @@ func readFile(file *os.File, c config, wantEOF bool) (*MappedFilter, error) {
 // mappedFilter checks the trailer (and the payload CRC unless skipped) of
 // the mapped encoding data, whose header h and geometry s were checked,
 // and returns the filter whose words are its payload.
-func mappedFilter(data []byte, s Sizing, h header, oo OpenOptions, c config) (*Filter, error) {
+func mappedFilter(data []byte, s Sizing, h header, c config) (*Filter, error) {
 	payload := data[headerSize : uint64(headerSize)+s.Bytes()]
 	trailer := data[len(data)-trailerSize:]
-	if !oo.SkipPayloadCRC {
+	if !c.skipCRC {
 		if got, stored := crc32.Checksum(payload, castagnoli), binary.LittleEndian.Uint32(trailer); got != stored {
 			return nil, fmt.Errorf("%w: payload CRC %08x, stored %08x", ErrChecksum, got, stored)
 		}

@@ -17,6 +17,8 @@ type config struct {
 	key        [16]byte
 	concurrent bool
 	maxBytes   uint64
+	growth     Growth // of a Scalable filter
+	skipCRC    bool   // OpenFile: do not check the payload's CRC
 }
 
 // sipKey is the key of c as a filter holds it, or nil when unkeyed.
@@ -70,4 +72,56 @@ func WithConcurrent() Option {
 // default: DefaultMaxBytes.
 func WithMaxBytes(n uint64) Option {
 	return func(c config) config { c.maxBytes = n; return c }
+}
+
+// The growth rule of a Scalable filter (NewScalable, NewScalablePlan);
+// other constructors ignore these options.
+
+// WithExpansion sets the capacity growth factor s: each new sub-filter
+// holds s times the items of the one before. default: 2; at most
+// MaxExpansion.
+func WithExpansion(s uint64) Option {
+	return func(c config) config { c.growth.Expansion = s; return c }
+}
+
+// WithNonScaling makes the filter refuse new items beyond its capacity
+// with ErrFull instead of growing. default: it grows.
+func WithNonScaling() Option {
+	return func(c config) config { c.growth.NonScaling = true; return c }
+}
+
+// WithTightening sets the error ratio r between consecutive sub-filters
+// after the first, in (0, 1). default: 0.5.
+func WithTightening(r float64) Option {
+	return func(c config) config { c.growth.Tightening = r; return c }
+}
+
+// WithFirstShare sets the share f of the error budget given to the first
+// sub-filter, in (0, 1). default: 0.9.
+func WithFirstShare(f float64) Option {
+	return func(c config) config { c.growth.FirstShare = f; return c }
+}
+
+// WithRedisBloomSplit gives the filter RedisBloom's error split: first
+// share and tightening 0.5 (another value set for either is an error).
+func WithRedisBloomSplit() Option {
+	return func(c config) config { c.growth.RedisBloom = true; return c }
+}
+
+// WithGrowth sets the whole growth rule from g, replacing what earlier
+// growth options set; zero fields take their defaults.
+func WithGrowth(g Growth) Option {
+	return func(c config) config { c.growth = g; return c }
+}
+
+// WithoutPayloadCRC makes OpenFile (and OpenAny, for a mapped kind-1
+// file) open a filter file without checking the CRC-32C of its bit array,
+// so that opening reads only the 64-byte header and the 8-byte trailer:
+// constant time whatever the size, where the check reads the whole file
+// once (at the speed of the page cache, or of the disk for a file not
+// cached). The cost: a corrupted bit array is not detected and may give
+// false negatives. The header CRC and every other check still apply.
+// default: verify. Other constructors ignore it.
+func WithoutPayloadCRC() Option {
+	return func(c config) config { c.skipCRC = true; return c }
 }

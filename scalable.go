@@ -21,13 +21,13 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // The error budget: sub-filter 0 gets p·f (the first share, default 0.9),
 // sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5).
 // With f = 1−r this is the textbook split p·(1−r)·r^i; RedisBloom uses
-// f = r = 0.5 (ScalableOptions.RedisBloom). The default f = 0.9 keeps a
+// f = r = 0.5 (WithRedisBloomSplit). The default f = 0.9 keeps a
 // filter that never grows within 5% of a Filter of the same n and p (the
 // split f = 0.5 costs 16% more at p = 0.01, 30% at p = 0.1); once it has
 // grown, its newer sub-filters get a 5× smaller rate than RedisBloom's,
 // about 3.3 more bits per item in them. docs/BENCHMARKS.md has figures.
 //
-// With ScalableOptions.RedisBloom the growth and counting rules are exactly
+// With WithRedisBloomSplit the growth and counting rules are exactly
 // RedisBloom's: first sub-filter at p/2, each next one with capacity ×
 // expansion and error × 0.5, the count growing only for new items; BF.INFO's
 // Capacity, Number of filters, Number of items inserted and Expansion rate
@@ -94,8 +94,11 @@ func params(v growthParams) *growthParams {
 	return p
 }
 
-// ScalableOptions configures NewScalable. Zero fields take their defaults.
-type ScalableOptions struct {
+// Growth is the growth rule of a Scalable filter: what the options
+// WithExpansion, WithNonScaling, WithTightening, WithFirstShare and
+// WithRedisBloomSplit set one at a time, WithGrowth all at once, and
+// Scalable.Growth reports. Zero fields take their defaults.
+type Growth struct {
 	_ struct{} // forces named fields
 
 	// Expansion is the capacity growth factor s of each next sub-filter.
@@ -130,17 +133,19 @@ const MaxSubFilters = 64
 const MaxExpansion = 1 << 32
 
 // NewScalable returns an empty scalable filter with initial capacity n0 and
-// compound false-positive rate p. opts configures the sub-filters
-// (WithLayout, WithKey, WithMaxBytes, WithConcurrent).
-func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Scalable, error) {
+// compound false-positive rate p. Options: the growth rule (WithExpansion,
+// WithNonScaling, WithTightening, WithFirstShare, WithRedisBloomSplit,
+// WithGrowth) and the sub-filters' (WithLayout, WithKey, WithMaxBytes,
+// WithConcurrent).
+func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
 	}
-	exp, r, f, err := so.resolve()
+	c := newConfig(opts)
+	exp, r, f, err := c.growth.resolve()
 	if err != nil {
 		return nil, err
 	}
-	c := newConfig(opts)
 	s := &Scalable{prm: params(growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes})}
 	sz, err := s.subSize(growthRule{n0, p, exp, r, f}, c.layout, 0, 0)
 	if err != nil {
@@ -155,7 +160,7 @@ func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Sca
 
 // resolve fills in so's defaults and checks them: the expansion (0 when
 // non-scaling), tightening and first share.
-func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
+func (so Growth) resolve() (exp uint64, r, f float64, err error) {
 	exp, r, f = so.Expansion, so.Tightening, so.FirstShare
 	if exp == 0 {
 		exp = 2

@@ -21,10 +21,10 @@ import (
 // issue's example), with edit applied to both (offsets in the dump
 // header; the encoding's sub-filter 0 header sits at the same offset) and
 // every header and parameter CRC recomputed.
-func craftedScalable(t *testing.T, so ScalableOptions, edit func(d []byte)) (hdr, enc []byte) {
+func craftedScalable(t *testing.T, so Growth, edit func(d []byte)) (hdr, enc []byte) {
 	t.Helper()
 	so.RedisBloom = true
-	s, err := NewScalable(1000, 0.02, so)
+	s, err := NewScalable(1000, 0.02, WithGrowth(so))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestScalableHeaderGeometry(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			hdr, enc := craftedScalable(t, ScalableOptions{}, c.edit)
+			hdr, enc := craftedScalable(t, Growth{}, c.edit)
 			g, err := LoadScalableHeader(hdr)
 			if g != nil {
 				t.Errorf("LoadScalableHeader accepted it: %+v", g.Info())
@@ -88,7 +88,7 @@ func TestScalableHeaderGeometry(t *testing.T) {
 		"expansion MaxExpansion": u64(headerSize, MaxExpansion),
 		"count 1000":             both(u64(48, 1000), u64(sub0+48, 1000)),
 	} {
-		hdr, enc := craftedScalable(t, ScalableOptions{}, edit)
+		hdr, enc := craftedScalable(t, Growth{}, edit)
 		if _, err := LoadScalableHeader(hdr); err != nil {
 			t.Errorf("%s: LoadScalableHeader: %v", name, err)
 		}
@@ -103,7 +103,7 @@ func TestScalableHeaderGeometry(t *testing.T) {
 // geometry notwithstanding.
 func TestScalableHeaderTotalCapacity(t *testing.T) {
 	le := binary.LittleEndian
-	s := grownScalable(t, 200, ScalableOptions{}) // 3 sub-filters: 50, 100, 200
+	s := grownScalable(t, 200, Growth{}) // 3 sub-filters: 50, 100, 200
 	hdr := s.DumpHeader()
 	d := bytes.Clone(hdr)
 	le.PutUint64(d[headerSize:], MaxExpansion) // 50, 50·2^32, 50·2^64
@@ -143,14 +143,14 @@ func checkScalableFields(t *testing.T, s *Scalable) {
 // NewScalablePlan refuse to make.
 func TestScalableExpansionLimit(t *testing.T) {
 	for _, exp := range []uint64{MaxExpansion + 1, math.MaxUint64} {
-		if _, err := NewScalable(100, 0.01, ScalableOptions{Expansion: exp}); err == nil {
+		if _, err := NewScalable(100, 0.01, WithExpansion(exp)); err == nil {
 			t.Errorf("NewScalable with expansion %d accepted", exp)
 		}
-		if _, err := NewScalablePlan(100, 0.01, ScalableOptions{Expansion: exp}, Blocked); err == nil {
+		if _, err := NewScalablePlan(100, 0.01, WithExpansion(exp), WithLayout(Blocked)); err == nil {
 			t.Errorf("NewScalablePlan with expansion %d accepted", exp)
 		}
 	}
-	s, err := NewScalable(1, 0.01, ScalableOptions{Expansion: MaxExpansion})
+	s, err := NewScalable(1, 0.01, WithExpansion(MaxExpansion))
 	if err != nil {
 		t.Fatal(err)
 	}

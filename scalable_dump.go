@@ -61,18 +61,6 @@ func (s *Scalable) DumpHeader() []byte {
 	return b
 }
 
-// header is the kind-1 header of f's encoding.
-func (f *Filter) header() header {
-	h := header{
-		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
-		m: f.m(), k: f.k, n: f.n, p: f.p, count: f.Inserted(),
-	}
-	if f.key != nil {
-		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
-	}
-	return h
-}
-
 // LoadScalableHeader returns the filter whose DumpHeader is b, with every
 // bit array zero and each sub-filter's count as recorded; fill the bits
 // with WritePayloadAt. It checks b as LoadScalable checks an encoding

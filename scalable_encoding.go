@@ -201,7 +201,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if l := Layout(h.layout); l != Blocked && l != Classic {
 		return nil, h, fmt.Errorf("%w: layout %d", ErrFormat, h.layout)
 	}
-	so := ScalableOptions{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
+	so := Growth{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
 		Tightening: math.Float64frombits(le.Uint64(prm[8:])), FirstShare: math.Float64frombits(le.Uint64(prm[16:]))}
 	if !(so.Tightening > 0 && so.Tightening < 1 && so.FirstShare > 0 && so.FirstShare < 1) {
 		return nil, h, fmt.Errorf("%w: tightening %v, first share %v", ErrFormat, so.Tightening, so.FirstShare)

@@ -10,7 +10,7 @@ import (
 // viewFilter makes a filter of n0 items at p with n of them added.
 func viewFilter(t testing.TB, n0 uint64, n int, opts ...Option) *Scalable {
 	t.Helper()
-	s, err := NewScalable(n0, 0.01, ScalableOptions{RedisBloom: true}, opts...)
+	s, err := NewScalable(n0, 0.01, append([]Option{WithRedisBloomSplit()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

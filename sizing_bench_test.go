@@ -63,11 +63,11 @@ func BenchmarkNew(b *testing.B) {
 }
 
 func BenchmarkNewScalable(b *testing.B) {
-	so := ScalableOptions{RedisBloom: true}
+	so := Growth{RedisBloom: true}
 	b.Run("n=100/p=0.01/redisbloom/repeated", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := NewScalable(100, 0.01, so); err != nil {
+			if _, err := NewScalable(100, 0.01, WithGrowth(so)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -77,7 +77,7 @@ func BenchmarkNewScalable(b *testing.B) {
 		b.ReportAllocs()
 		rate := freshRates()
 		for b.Loop() {
-			if _, err := NewScalable(100, rate(), so); err != nil {
+			if _, err := NewScalable(100, rate(), WithGrowth(so)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -174,7 +174,7 @@ func BenchmarkFootprint(b *testing.B) {
 		make func() (any, error)
 	}{
 		{"Scalable/n=100/p=0.01/redisbloom", func() (any, error) {
-			return NewScalable(100, 0.01, ScalableOptions{RedisBloom: true})
+			return NewScalable(100, 0.01, WithRedisBloomSplit())
 		}},
 		{"Filter/n=100/p=0.005", func() (any, error) { return New(100, 0.005) }},
 	}
@@ -227,7 +227,7 @@ func BenchmarkHeaderCheck(b *testing.B) {
 			})
 		}
 	}
-	s, err := NewScalable(100, 0.01, ScalableOptions{RedisBloom: true})
+	s, err := NewScalable(100, 0.01, WithRedisBloomSplit())
 	if err != nil {
 		b.Fatal(err)
 	}

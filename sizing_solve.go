@@ -245,7 +245,7 @@ func nudge(b, limit uint64, holds func(uint64) bool, u func(uint64) float64, uRo
 
 // blockedKGuess is a first guess of the best k for the blocked layout at
 // rate t: the optimum at p = 10^-d is close to a straight line in d,
-// flattening at low rates (DESIGN.md's table: 3, 6, 9, 12, 14, 16, 18 for
+// flattening at low rates (docs/DESIGN.md §3's table: 3, 6, 9, 12, 14, 16, 18 for
 // d = 1 … 7). The search walks from it to the true optimum.
 func blockedKGuess(t float64) int {
 	d := -math.Log10(t)

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// designTable is DESIGN.md §3: bits per key (2 decimals) and the best k for
+// designTable is docs/DESIGN.md §3: bits per key (2 decimals) and the best k for
 // FPR <= p, from the exact model of each layout, without a sizing margin.
 var designTable = []struct {
 	p                  float64
@@ -31,10 +31,10 @@ func TestOptimumMatchesDesignTable(t *testing.T) {
 		mc, kc := optimalClassic(n, row.p)
 		mb, kb := optimalBlocked(n, row.p)
 		if got := fmt.Sprintf("%.2f", float64(mc)/n); got != row.classic || kc != row.classicK {
-			t.Errorf("p=%g classic: %s bits/key k=%d, DESIGN.md says %s k=%d", row.p, got, kc, row.classic, row.classicK)
+			t.Errorf("p=%g classic: %s bits/key k=%d, docs/DESIGN.md says %s k=%d", row.p, got, kc, row.classic, row.classicK)
 		}
 		if got := fmt.Sprintf("%.2f", float64(mb)/n); got != row.blocked || kb != row.blockedK {
-			t.Errorf("p=%g blocked: %s bits/key k=%d, DESIGN.md says %s k=%d", row.p, got, kb, row.blocked, row.blockedK)
+			t.Errorf("p=%g blocked: %s bits/key k=%d, docs/DESIGN.md says %s k=%d", row.p, got, kb, row.blocked, row.blockedK)
 		}
 		// The optimum is tight: it meets p, and one step smaller does not
 		// (with the same k; a different k could only be worse, or it would
@@ -212,12 +212,12 @@ func TestExpectedFPROverfilled(t *testing.T) {
 	}
 }
 
-// TestBlockedModelMonteCarlo fills real blocked filters and compares the
+// TestFPRBlockedModelMonteCarlo fills real blocked filters and compares the
 // rate they have (EstimatedFPR, exact for uniform queries given the bits)
 // and a measured rate of absent keys with the model's ExpectedFPR. The
 // second case also checks that the comparison is sharp enough to reject
 // the textbook shortcut (1-(1-1/512)^(ik))^k, which is ~4% low there.
-func TestBlockedModelMonteCarlo(t *testing.T) {
+func TestFPRBlockedModelMonteCarlo(t *testing.T) {
 	cases := []struct {
 		blocks, lambda uint64
 		k              uint32
@@ -279,7 +279,7 @@ func TestBlockedModelMonteCarlo(t *testing.T) {
 	}
 }
 
-// shortcutBlockedFPR is the textbook approximation DESIGN.md §3 warns about.
+// shortcutBlockedFPR is the textbook approximation docs/DESIGN.md §3 warns about.
 func shortcutBlockedFPR(lambda float64, k int) float64 {
 	s := 0.0
 	for i := 0; float64(i) < lambda+15*math.Sqrt(lambda)+40; i++ {

@@ -25,7 +25,7 @@ func BenchmarkCreate(b *testing.B) {
 	}{
 		{"bloomery/New", func(p float64) any { f, _ := bloom.New(n, p); return f }},
 		{"bloomery/NewScalable-redisbloom", func(p float64) any {
-			f, _ := bloom.NewScalable(n, p, bloom.ScalableOptions{RedisBloom: true})
+			f, _ := bloom.NewScalable(n, p, bloom.WithRedisBloomSplit())
 			return f
 		}},
 		{Blobloom, func(p float64) any { return blobloom.NewOptimized(blobloom.Config{Capacity: n, FPRate: p}) }},

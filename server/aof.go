@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -204,7 +205,7 @@ func (p *persistence) writeLocked(sync bool) error {
 		return errPersistClosed
 	}
 	if sync && p.dirDirty {
-		if err := syncDir(p.dir); err != nil {
+		if err := atomicfile.SyncDir(p.dir); err != nil {
 			return err
 		}
 		p.dirDirty = false

@@ -14,7 +14,7 @@ import (
 // sharedFilter is one small filter that the keyspace tests put behind
 // many keys (the keyspace never looks inside).
 var sharedFilter = sync.OnceValue(func() *bloom.Scalable {
-	f, err := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{RedisBloom: true})
+	f, err := bloom.NewScalable(100, 0.01, bloom.WithRedisBloomSplit())
 	if err != nil {
 		panic(err)
 	}

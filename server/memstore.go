@@ -101,7 +101,7 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 // create makes a filter with o, charging its first sub-filter to the
 // budget before allocating it.
 func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
-	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, o.options(), bloom.Blocked)
+	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, bloom.WithGrowth(o.growth()))
 	if err != nil {
 		return nil, fmt.Errorf("server: plan filter: %w", err)
 	}
@@ -115,7 +115,7 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 	if err := m.reserve(first.Bytes()); err != nil {
 		return nil, err
 	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(m.maxFilter))
+	f, err := bloom.NewScalable(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithMaxBytes(m.maxFilter))
 	if err != nil {
 		m.used.Add(-first.Bytes())
 		return nil, fmt.Errorf("server: create filter: %w", err)

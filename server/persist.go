@@ -60,6 +60,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -216,7 +217,7 @@ func (p *persistence) load() error {
 	if err := p.openLog(cur); err != nil {
 		return err
 	}
-	if err := syncDir(p.dir); err != nil {
+	if err := atomicfile.SyncDir(p.dir); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	if err := removeBefore(p.dir, g, snap); err != nil {

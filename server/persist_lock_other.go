@@ -20,6 +20,3 @@ func lockDir(dir string) (*os.File, error) {
 }
 
 func unlockDir(f *os.File) error { return f.Close() }
-
-// syncDir does nothing: directories cannot be fsynced on this platform.
-func syncDir(string) error { return nil }

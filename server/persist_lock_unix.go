@@ -52,20 +52,3 @@ func unlockDir(d *os.File) error {
 	syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
 	return d.Close()
 }
-
-// syncDir fsyncs a directory, so that files created, renamed or removed
-// in it stay so after a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return nil
-}

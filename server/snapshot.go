@@ -3,9 +3,9 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"hash/crc32"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -171,23 +171,16 @@ func (p *persistence) collect(c *snapCut) {
 	}
 }
 
-// writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb.tmp, fsyncs
-// it, renames it to snapshot.G.bdb and fsyncs the directory. It returns
-// the file's size.
+// writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb through
+// internal/atomicfile (a temporary file beside it, fsync, rename, fsync of
+// the directory). It returns the file's size.
 func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 	name := filepath.Join(p.dir, snapshotName(c.gen))
-	tmp := name + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("server: create snapshot: %w", err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
+	defer f.Abort()
 	sw := &snapWriter{w: newSparseWriter(f)}
 	sw.header(c.gen, c.created)
 	for i := range c.keys {
@@ -209,20 +202,9 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 		err = sw.w.Flush()
 	}
 	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Close()
-		done = true
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err == nil {
-		err = syncDir(p.dir)
+		err = f.Commit()
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return 0, fmt.Errorf("server: write snapshot %s: %w", name, err)
 	}
 	return sw.n, nil

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/binary"
 	"io"
-	"os"
 )
 
 // sparseWriter writes a snapshot to its file through a buffer, leaving
@@ -13,7 +12,7 @@ import (
 // allocated lazily in memory too), so its snapshot costs the disk and
 // the page cache only its set bits. Readers see the zeros as usual.
 type sparseWriter struct {
-	f    *os.File
+	f    sparseFile
 	buf  []byte
 	off  int64 // file offset of buf[0]
 	hole bool  // the file ends in a hole so far
@@ -26,7 +25,15 @@ const holeBlock = 64 << 10
 // sparseBuffer is how much sparseWriter buffers before writing.
 const sparseBuffer = 1 << 20
 
-func newSparseWriter(f *os.File) *sparseWriter {
+// sparseFile is what sparseWriter writes to: a file it can seek in and
+// extend (an *os.File, an atomicfile.File).
+type sparseFile interface {
+	io.Writer
+	io.Seeker
+	Truncate(size int64) error
+}
+
+func newSparseWriter(f sparseFile) *sparseWriter {
 	return &sparseWriter{f: f, buf: make([]byte, 0, sparseBuffer+holeBlock)}
 }
 

@@ -158,7 +158,11 @@ func (c *checker) batch(items [][]byte) error {
 // once (so it may be a pipe): a fixed-size filter in a regular file is
 // memory-mapped. Errors name the file.
 func openFilterFile(path string, skipCRC bool) (*bloom.File, error) {
-	ff, err := bloom.OpenAny(path, bloom.OpenOptions{SkipPayloadCRC: skipCRC})
+	var opts []bloom.Option
+	if skipCRC {
+		opts = append(opts, bloom.WithoutPayloadCRC())
+	}
+	ff, err := bloom.OpenAny(path, opts...)
 	if errors.Is(err, bloom.ErrKeyRequired) {
 		return nil, fmt.Errorf("%s: the filter is keyed (SipHash with a secret key); bloomery reads only unkeyed filters", path)
 	}

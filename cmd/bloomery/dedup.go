@@ -100,7 +100,7 @@ func openDedupState(cmd *cobra.Command, path string, n uint64, p float64) (*bloo
 			return nil, fmt.Errorf("--state: %w", err)
 		}
 	}
-	s, err := bloom.NewScalable(n, p, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(n, p)
 	if err != nil {
 		return nil, usageErrorf("invalid -n %d or -p %g: %v", n, p, err)
 	}

@@ -129,7 +129,7 @@ func infoFilter(t *infoTable, m *bloom.MappedFilter) {
 }
 
 func infoScalable(t *infoTable, s *bloom.Scalable) error {
-	info, opts := s.Info(), s.Options()
+	info, opts := s.Info(), s.Growth()
 	t.row("kind", "scalable filter (kind 2), read into memory")
 	t.row("layout", "%s", s.Layout())
 	t.row("hash", "%s", s.HashID())

@@ -107,8 +107,8 @@ func pullFilter(ctx context.Context, client *redis.Client, stderr io.Writer, src
 
 // pullScalable reads the filter src.name of a bloomery server with
 // BF.SCANDUMP: the dump header at iterator 0, then payload chunks, each
-// returned with the iterator of the next (1 + the offset after it) until
-// the iterator is 0.
+// returned with the iterator of the next, loaded at that iterator
+// (bloom.Scalable.LoadChunk), until the iterator is 0.
 func pullScalable(ctx context.Context, client *redis.Client, stderr io.Writer, src filterURL) (*bloom.Scalable, error) {
 	where := src.where(src.name)
 	head, err := client.BFScanDump(ctx, src.name, 0).Result()
@@ -132,7 +132,7 @@ func pullScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s
 		if chunk.Iter == 0 {
 			break
 		}
-		if _, err := s.WritePayloadAt([]byte(chunk.Data), it-1); err != nil || chunk.Iter != it+int64(len(chunk.Data)) {
+		if err := s.LoadChunk(chunk.Iter, []byte(chunk.Data)); err != nil || chunk.Iter != it+int64(len(chunk.Data)) {
 			return nil, fmt.Errorf("pull from %s: BF.SCANDUMP at %d: a chunk of %d bytes that does not fit (%v); did the filter change?",
 				where, it, len(chunk.Data), err)
 		}

@@ -209,9 +209,9 @@ func redisUploaded(ctx context.Context, client *redis.Client, name string) func(
 	}
 }
 
-// pushScalable loads s into a bloomery server with BF.LOADCHUNK: the dump
-// header at iterator 1, then the payload in chunks, each at iterator
-// 1 + the offset of its end, as BF.SCANDUMP numbers them.
+// pushScalable loads s into a bloomery server with BF.LOADCHUNK, chunk by
+// chunk as bloom.Scalable.DumpChunk numbers them (BF.SCANDUMP's
+// arithmetic): the header at iterator 1, then the payload.
 func pushScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s *bloom.Scalable, dst filterURL, force bool) error {
 	where := dst.where(dst.name)
 	n, err := client.Exists(ctx, dst.name).Result()
@@ -239,25 +239,20 @@ func pushScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s
 
 // loadChunks sends s to the key name in BF.LOADCHUNK commands.
 func loadChunks(ctx context.Context, client *redis.Client, s *bloom.Scalable, name string, prog *transfer) error {
-	if err := client.BFLoadChunk(ctx, name, 1, s.DumpHeader()).Err(); err != nil {
-		return fmt.Errorf("BF.LOADCHUNK of the header: %w", err)
-	}
-	buf := make([]byte, scanDumpChunk)
-	for off := int64(0); off < s.PayloadSize(); {
-		_, end, _ := s.PayloadSegment(off)
-		chunk := buf[:min(end-off, int64(len(buf)))]
-		if n, err := s.ReadPayloadAt(chunk, off); n < len(chunk) {
-			return fmt.Errorf("reading the filter at %d: %w", off, err)
+	for it := int64(0); ; {
+		next, chunk, err := s.DumpChunk(it)
+		if err != nil {
+			return fmt.Errorf("reading the filter: %w", err)
 		}
-		off += int64(len(chunk))
-		if err := client.BFLoadChunk(ctx, name, 1+off, chunk).Err(); err != nil {
-			return fmt.Errorf("BF.LOADCHUNK at %d: %w", 1+off, err)
+		if next == 0 {
+			return nil
 		}
-		prog.set(uint64(off))
+		if err := client.BFLoadChunk(ctx, name, next, chunk).Err(); err != nil {
+			return fmt.Errorf("BF.LOADCHUNK at %d: %w", next, err)
+		}
+		if it > 0 {
+			prog.set(uint64(next - 1))
+		}
+		it = next
 	}
-	return nil
 }
-
-// scanDumpChunk is the most payload bytes per BF.LOADCHUNK (the server's
-// BF.SCANDUMP sends at most as many).
-const scanDumpChunk = 16 << 20

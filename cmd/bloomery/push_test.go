@@ -179,7 +179,7 @@ func TestPushForce(t *testing.T) {
 	sameAnswers(t, pulled, c, 5000)
 
 	// A Redis scalable filter at the key is replaced too.
-	if _, err := redisfilter.CreateScalable(ctx, client, "s", 100, 0.01, bloom.ScalableOptions{}); err != nil {
+	if _, err := redisfilter.CreateScalable(ctx, client, "s", 100, 0.01); err != nil {
 		t.Fatal(err)
 	}
 	sURL := "redis://" + srv.Addr() + "/0/s"
@@ -205,7 +205,7 @@ func TestPushPullServer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 
-	s, err := bloom.NewScalable(1000, 0.01, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(1000, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestPushPullErrors(t *testing.T) {
 
 	f := testFilter(t, 1000, 0.01, bloom.Blocked)
 	good := writeFilterFile(t, "good.bloom", f)
-	scal, _ := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{})
+	scal, _ := bloom.NewScalable(100, 0.01)
 	scalable := writeFilterFile(t, "scalable.bloom", scal)
 	cnt, _ := bloom.NewCounting(100, 0.01)
 	counting := writeFilterFile(t, "counting.bloom", cnt)

@@ -241,7 +241,7 @@ func TestReadOncePush(t *testing.T) {
 	defer sc.Close()
 
 	f := testFilter(t, 1000, 0.01, bloom.Blocked)
-	s, err := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(100, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // File is a new file that replaces its target only when committed. It is
@@ -60,6 +61,21 @@ func (a *File) Write(p []byte) (int, error) { return a.f.Write(p) }
 
 // Name is the temporary file's path.
 func (a *File) Name() string { return a.f.Name() }
+
+// Seek moves the temporary file's offset (io.Seeker): a writer that
+// leaves holes in a sparse file seeks over them.
+func (a *File) Seek(offset int64, whence int) (int64, error) { return a.f.Seek(offset, whence) }
+
+// Truncate sets the temporary file's size: a sparse file that ends in a
+// hole is extended to its length this way.
+func (a *File) Truncate(size int64) error { return a.f.Truncate(size) }
+
+// IsTemp reports whether name, a file's base name, is one of Create's
+// temporary files: what a crash before Commit or Abort leaves behind, for
+// a program to delete at its next start.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
 
 // Commit fsyncs the temporary file, renames it over the target and
 // fsyncs the directory. On an error before the rename the target is

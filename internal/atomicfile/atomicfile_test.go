@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -162,5 +163,36 @@ func TestSyncDirMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	if err := SyncDir(missing); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("SyncDir of a missing directory: %v", err)
+	}
+}
+
+// A sparse writer seeks over holes and extends the file: Seek and
+// Truncate reach the temporary file, and Commit keeps the result; the
+// temporary file's name is one IsTemp recognises until then.
+func TestSeekTruncateIsTemp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snap")
+	a, err := Create(path, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !IsTemp(filepath.Base(a.Name())) || IsTemp("snap") || IsTemp("snapshot.1.bdb") {
+		t.Fatalf("IsTemp: %s not recognised, or a plain name taken for one", a.Name())
+	}
+	a.Write([]byte("ab"))
+	if _, err := a.Seek(10, io.SeekCurrent); err != nil {
+		t.Fatal(err)
+	}
+	a.Write([]byte("c"))
+	if err := a.Truncate(20); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	want := append(append([]byte("ab"), make([]byte, 10)...), 'c')
+	want = append(want, make([]byte, 7)...)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("file %q (%v), want %q", got, err, want)
 	}
 }

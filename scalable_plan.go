@@ -16,10 +16,12 @@ type ScalablePlan struct {
 	Layout     Layout
 }
 
-// NewScalablePlan returns the plan of NewScalable(n0, p, so,
-// WithLayout(layout)), with so's defaults filled in and checked by the same
-// rules.
-func NewScalablePlan(n0 uint64, p float64, so ScalableOptions, layout Layout) (ScalablePlan, error) {
+// NewScalablePlan returns the plan of NewScalable(n0, p, opts...): the
+// growth rule and layout options, defaults filled in and checked by the
+// same rules (the other options do not change the plan).
+func NewScalablePlan(n0 uint64, p float64, opts ...Option) (ScalablePlan, error) {
+	c := newConfig(opts)
+	so, layout := c.growth, c.layout
 	if err := checkNP(n0, p); err != nil {
 		return ScalablePlan{}, err
 	}
