@@ -28,6 +28,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzReplayLog$$' -fuzztime 10s ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadSnapshot$$' -fuzztime 10s ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzItemReader$$' -fuzztime 5s ./cmd/bloomery
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 5s ./internal/transcript
+	$(GO) test -run '^$$' -fuzz '^FuzzReadReply$$' -fuzztime 5s ./internal/transcript
 
 bench-module:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
