@@ -45,3 +45,36 @@ func TestZeroAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestNoRaceCreationAllocs: creating a small filter allocates the filter and its
+// bit array, nothing else, once its sizing is memoised (a Scalable holds
+// its first sub-filter inside); with options, one more at most.
+func TestNoRaceCreationAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	cases := []struct {
+		name string
+		max  float64
+		fn   func() error
+	}{
+		{"New", 2, func() error { _, err := New(100, 0.01); return err }},
+		{"New/options", 3, func() error { _, err := New(100, 0.01, WithLayout(Classic), WithMaxBytes(1<<20)); return err }},
+		{"NewScalable", 2, func() error {
+			_, err := NewScalable(100, 0.01, WithRedisBloomSplit())
+			return err
+		}},
+		{"NewScalable/options", 3, func() error {
+			_, err := NewScalable(100, 0.01, WithRedisBloomSplit(), WithMaxBytes(1<<20))
+			return err
+		}},
+	}
+	for _, c := range cases {
+		if err := c.fn(); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = c.fn() }); n > c.max {
+			t.Errorf("%s: %v allocations, want at most %v", c.name, n, c.max)
+		}
+	}
+}

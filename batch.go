@@ -58,7 +58,7 @@ func (f *Filter) AddHashes(hs []Hash) int {
 		for _, w := range first[:n] {
 			x ^= w
 		}
-		f.touchSink = x
+		sink(x)
 		for _, h := range hs[:n] {
 			if f.addBlocked(h) {
 				added++
@@ -104,7 +104,7 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 // than discarding them) stops the compiler from removing the loads.
 func (f *Filter) touch(hs []Hash, first *[batchSize]uint64) {
 	for i, h := range hs {
-		first[i] = f.words[mulhi(h.H1, f.blocks)*8+(h.H2&511)>>6]
+		first[i] = f.words[mulhi(h.H1, f.blocks())*8+(h.H2&511)>>6]
 	}
 }
 
@@ -114,3 +114,9 @@ func resize(dst []bool, n int) []bool {
 	}
 	return dst[:n]
 }
+
+// sink keeps x (and the loads it came from) alive: the compiler cannot
+// drop the argument of a call it does not inline.
+//
+//go:noinline
+func sink(x uint64) { _ = x }

@@ -3,8 +3,6 @@ package bloom
 import (
 	"fmt"
 	"sync/atomic"
-
-	"github.com/dchest/siphash"
 )
 
 // Counting is a counting Bloom filter: a Bloom filter whose slots are
@@ -22,7 +20,7 @@ import (
 // A blocked layout (all k counters in one or two cache lines) is not
 // offered, because at the same rate it costs much more memory: a 64-byte
 // line holds only 128 counters, against 512 bits. From the exact blocked
-// model of DESIGN.md §3 with 128- or 256-counter blocks (the last column:
+// model of docs/DESIGN.md §3 with 128- or 256-counter blocks (the last column:
 // two independently chosen 128-counter blocks, k/2 probes in each), the
 // counters per key needed (best k), without sizing margin:
 //
@@ -54,8 +52,7 @@ type Counting struct {
 	k     uint32
 
 	concurrent bool
-	keyed      bool
-	k0, k1     uint64 // SipHash key when keyed
+	key        *sipKey // nil when unkeyed
 
 	n uint64  // expected items (capacity)
 	p float64 // target false-positive rate at n
@@ -106,7 +103,7 @@ func NewCounting(n uint64, p float64, opts ...Option) (*Counting, error) {
 func countingConfig(opts []Option) (config, error) {
 	c := config{maxBytes: DefaultMaxBytes} // layout 0: not chosen
 	for _, o := range opts {
-		o(&c)
+		c = o(c)
 	}
 	switch c.layout {
 	case 0, Classic:
@@ -135,10 +132,7 @@ func newCounting(n uint64, p float64, m uint64, k uint32, c config) (*Counting, 
 		n:          n,
 		p:          p,
 	}
-	if c.keyed {
-		f.keyed = true
-		f.k0, f.k1 = keyWords(c.key)
-	}
+	f.key = c.sipKey()
 	if c.concurrent {
 		f.stripes = new([8]countingStripe)
 	}
@@ -147,18 +141,7 @@ func newCounting(n uint64, p float64, m uint64, k uint32, c config) (*Counting, 
 
 // Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
 // under the filter's key.
-func (c *Counting) Hash(item []byte) Hash {
-	if c.keyed {
-		return c.keyedHash(item)
-	}
-	return HashBytes(item)
-}
-
-//go:noinline
-func (c *Counting) keyedHash(item []byte) Hash {
-	h1, h2 := siphash.Hash128(c.k0, c.k1, item)
-	return Hash{H1: h1, H2: h2}
-}
+func (c *Counting) Hash(item []byte) Hash { return c.key.hash(item) }
 
 // Add increments item's k counters (each distinct counter once, however
 // many of the k probes land on it), each saturating at 15. Add never
@@ -376,15 +359,10 @@ func (c *Counting) Bytes() uint64 { return c.m / 2 }
 func (c *Counting) Layout() Layout { return Classic }
 
 // HashID names the filter's hash function.
-func (c *Counting) HashID() HashID {
-	if c.keyed {
-		return HashSipHash
-	}
-	return HashXXH3
-}
+func (c *Counting) HashID() HashID { return c.key.id() }
 
 // Keyed reports whether the filter hashes with a secret key.
-func (c *Counting) Keyed() bool { return c.keyed }
+func (c *Counting) Keyed() bool { return c.key != nil }
 
 // Concurrent reports whether the filter was made WithConcurrent.
 func (c *Counting) Concurrent() bool { return c.concurrent }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -88,6 +89,18 @@ func parseHeader(b []byte) (header, error) {
 	return h, nil
 }
 
+// header is the kind-1 header of f's encoding.
+func (f *Filter) header() header {
+	h := header{
+		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
+		m: f.m(), k: f.k, n: f.n, p: f.p, count: f.Inserted(),
+	}
+	if f.key != nil {
+		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
+	}
+	return h
+}
+
 // WriteTo writes the filter's encoding to w (io.WriterTo). The bit array
 // is streamed in 1 MiB chunks, so a large filter needs no second copy.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
@@ -149,7 +162,7 @@ func wordBytes(words []uint64) []byte {
 }
 
 // EncodedSize is the length of the filter's encoding in bytes.
-func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m/8) + trailerSize }
+func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m()/8) + trailerSize }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
 func (f *Filter) MarshalBinary() ([]byte, error) { return marshalEncoding(f, f.EncodedSize()) }
@@ -171,7 +184,9 @@ func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
 // can tell its length, against the bytes left, before allocating. On any
 // error f is left unchanged.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := decode(r, readerConfig(f.keyed, f.k0, f.k1, f.concurrent))
+	c := config{maxBytes: DefaultMaxBytes, concurrent: f.concurrent}
+	c.keyed, c.key = keyConfig(f.key)
+	g, n, err := decode(r, c)
 	if err != nil {
 		return n, err
 	}
@@ -180,14 +195,10 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // readerConfig is the decoding configuration of a receiver with the given
-// key (if keyed) and concurrency mode, at the default size limit.
-func readerConfig(keyed bool, k0, k1 uint64, concurrent bool) config {
+// key and concurrency mode, at the default size limit.
+func readerConfig(key *sipKey, concurrent bool) config {
 	c := config{maxBytes: DefaultMaxBytes, concurrent: concurrent}
-	if keyed {
-		c.keyed = true
-		binary.LittleEndian.PutUint64(c.key[:8], k0)
-		binary.LittleEndian.PutUint64(c.key[8:], k1)
-	}
+	c.keyed, c.key = keyConfig(key)
 	return c
 }
 
@@ -197,7 +208,7 @@ func readerConfig(keyed bool, k0, k1 uint64, concurrent bool) config {
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	var g Filter
-	g.concurrent, g.keyed, g.k0, g.k1 = f.concurrent, f.keyed, f.k0, f.k1
+	g.concurrent, g.key = f.concurrent, f.key
 	if _, err := g.ReadFrom(r); err != nil {
 		return err
 	}
@@ -217,34 +228,41 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 }
 
 func decode(r io.Reader, c config) (*Filter, int64, error) {
+	f := new(Filter)
+	n, err := decodeInto(f, r, c)
+	if err != nil {
+		return nil, n, err
+	}
+	return f, n, nil
+}
+
+// decodeInto decodes a filter from r into *f (which it may change even
+// when it fails).
+func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
 	h, total, err := readHeader(r, kindFilter)
 	if err != nil {
-		return nil, total, err
+		return total, err
 	}
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
-	if err := checkSizing(s); err != nil {
-		if !errors.Is(err, ErrFormat) {
-			err = fmt.Errorf("%w: %w", ErrFormat, err)
-		}
-		return nil, total, fmt.Errorf("bloom: decode: %w", err)
+	s, err := headerSizing(h)
+	if err != nil {
+		return total, fmt.Errorf("bloom: decode: %w", err)
 	}
 	if err := checkHash(h, c); err != nil {
-		return nil, total, err
+		return total, err
 	}
 	if err := checkPayloadSize(r, s.Bytes(), c); err != nil {
-		return nil, total, err
+		return total, err
 	}
-	f, err := newFilter(s, c)
-	if err != nil {
-		return nil, total, err
+	if err := initFilter(f, s, c); err != nil {
+		return total, err
 	}
 	nr, err := readPayload(r, f.words)
 	total += nr
 	if err != nil {
-		return nil, total, err
+		return total, err
 	}
 	f.setInserted(h.count)
-	return f, total, nil
+	return total, nil
 }
 
 // kindCounting is the header's kind byte of a Counting filter (kind 1 is
@@ -266,22 +284,32 @@ func kindName(kind uint8) string {
 }
 
 // readHeader reads and parses the 64-byte header and checks that it is
-// of the wanted kind.
+// of the wanted kind (else a *KindError).
 func readHeader(r io.Reader, kind uint8) (header, int64, error) {
 	var hb [headerSize]byte
+	h, total, err := readAnyHeader(r, &hb)
+	if err == nil && h.kind != kind {
+		err = &KindError{Got: Kind(h.kind), Want: Kind(kind)}
+	}
+	if err != nil {
+		return header{}, total, err
+	}
+	return h, total, nil
+}
+
+// readAnyHeader reads the 64-byte header into hb and parses it, whatever
+// its kind.
+func readAnyHeader(r io.Reader, hb *[headerSize]byte) (header, int64, error) {
 	n, err := io.ReadFull(r, hb[:])
 	total := int64(n)
+	if start := hb[:min(n, len(formatMagic))]; err != nil && !strings.HasPrefix(formatMagic, string(start)) {
+		return header{}, total, fmt.Errorf("%w: bad magic %q", ErrFormat, start) // short, and no filter at all
+	}
 	if err != nil {
 		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, noEOF(err))
 	}
 	h, err := parseHeader(hb[:])
-	if err != nil {
-		return header{}, total, err
-	}
-	if h.kind != kind {
-		return header{}, total, fmt.Errorf("%w: the encoding is %s, not %s", ErrFormat, kindName(h.kind), kindName(kind))
-	}
-	return h, total, nil
+	return h, total, err
 }
 
 // checkPayloadSize refuses, before anything is allocated, a payload of
@@ -320,11 +348,16 @@ func checkHash(h header, c config) error {
 // then reads the trailer and checks the payload CRC.
 func readPayload(r io.Reader, words []uint64) (int64, error) {
 	crc, total := uint32(0), int64(0)
+	// A large bit array (fresh, so all zeros, its pages not yet touched)
+	// is read through a buffer, and only the chunks that are not all
+	// zeros are copied in: a filter holding few items then costs memory
+	// for its set bits only, as it did before it was written out.
+	direct := littleEndian && len(words) < lazyWords
 	var buf []byte
 	for off := 0; off < len(words); off += chunkBytes / 8 {
 		part := words[off:min(off+chunkBytes/8, len(words))]
 		var chunk []byte
-		if littleEndian {
+		if direct {
 			chunk = wordBytes(part)
 		} else {
 			if buf == nil {
@@ -338,7 +371,7 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, noEOF(err))
 		}
 		crc = crc32.Update(crc, castagnoli, chunk)
-		if !littleEndian {
+		if !direct && !allZeroBytes(chunk) {
 			for i := range part {
 				part[i] = binary.LittleEndian.Uint64(chunk[8*i:])
 			}
@@ -359,6 +392,26 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 	return total, nil
 }
 
+// lazyWords is the size (in words) from which readPayload leaves zero
+// chunks untouched: 4 MiB.
+const lazyWords = 4 << 20 / 8
+
+// allZeroBytes reports whether b holds only zero bytes.
+func allZeroBytes(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func noEOF(err error) error {
 	if errors.Is(err, io.EOF) {
 		return io.ErrUnexpectedEOF
@@ -369,6 +422,8 @@ func noEOF(err error) error {
 // remaining reports how many bytes r has left, when it can tell cheaply.
 func remaining(r io.Reader) (int64, bool) {
 	switch v := r.(type) {
+	case interface{ remaining() (int64, bool) }:
+		return v.remaining()
 	case interface{ Len() int }:
 		return int64(v.Len()), true
 	case *os.File:

@@ -485,6 +485,8 @@ func TestEncodingLayoutSpec(t *testing.T) {
 }
 
 // formatExamples are the filters whose hexdumps docs/FORMAT.md shows.
+// The second has the geometry written there (what New(10, 0.01,
+// WithKey(key)) made before issue 11; it now takes fewer probes).
 func formatExamples(t testing.TB) []*Filter {
 	a, err := New(4, 0.01, WithLayout(Classic))
 	if err != nil {
@@ -494,7 +496,7 @@ func formatExamples(t testing.TB) []*Filter {
 	for i := range key {
 		key[i] = byte(i)
 	}
-	b, err := New(10, 0.01, WithKey(key))
+	b, err := NewSized(Sizing{Layout: Blocked, N: 10, P: 0.01, Bits: 512, K: 4}, WithKey(key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -818,6 +820,18 @@ func TestEncodingFieldChecks(t *testing.T) {
 		{"p NaN", blocked, nil, f64(math.NaN()), []error{ErrFormat, ErrInvalidRate}},
 		{"p +Inf", blocked, nil, f64(math.Inf(1)), []error{ErrFormat, ErrInvalidRate}},
 		{"p -Inf", blocked, nil, f64(math.Inf(-1)), []error{ErrFormat, ErrInvalidRate}},
+		// Geometry that cannot hold its rate (issue 11): the bits sized for
+		// 1,000 items at 0.01 declared for 10^6 items or 2^64-1, or for a
+		// rate far below, or with k = 64.
+		{"n 10^6", blocked, nil, u64(32, 1e6), []error{ErrFormat, ErrGeometry}},
+		{"n 2^64-1", blocked, nil, u64(32, math.MaxUint64), []error{ErrFormat, ErrGeometry}},
+		{"p 1e-6", blocked, nil, f64(1e-6), []error{ErrFormat, ErrGeometry}},
+		{"k MaxK at p 0.01", blocked, nil, u32(24, MaxK), []error{ErrFormat, ErrGeometry}},
+		{"classic n 10^6", classic, nil, u64(32, 1e6), []error{ErrFormat, ErrGeometry}},
+		{"classic p 2^-52", classic, nil, f64(0x1p-52), []error{ErrFormat, ErrGeometry}},
+		// More items reported new than bits to record them.
+		{"count m+1", blocked, nil, u64(48, m+1), []error{ErrFormat}},
+		{"count 2^64-1", blocked, nil, u64(48, math.MaxUint64), []error{ErrFormat}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -834,8 +848,9 @@ func TestEncodingFieldChecks(t *testing.T) {
 		{"unchanged", func([]byte) {}, func(f *Filter) bool { return f.Cap() == 1000 }},
 		{"n 7", u64(32, 7), func(f *Filter) bool { return f.Cap() == 7 }},
 		{"p 0.5", f64(0.5), func(f *Filter) bool { return f.TargetFPR() == 0.5 }},
-		{"count max", u64(48, math.MaxUint64), func(f *Filter) bool { return f.Inserted() == math.MaxUint64 }},
-		{"k MaxK", u32(24, MaxK), func(f *Filter) bool { return f.K() == MaxK }},
+		{"count m", u64(48, m), func(f *Filter) bool { return f.Inserted() == m }},
+		{"k MaxK at p 0.9", func(h []byte) { u32(24, MaxK)(h); f64(0.9)(h) }, func(f *Filter) bool { return f.K() == MaxK }},
+		{"n 1010, within the margin", u64(32, 1010), func(f *Filter) bool { return f.Cap() == 1010 }},
 	} {
 		t.Run("control/"+c.name, func(t *testing.T) {
 			d := withHeader(blocked, c.mutate)
@@ -855,10 +870,11 @@ func TestEncodingFieldChecks(t *testing.T) {
 	}
 }
 
-// bigHeader is a valid-CRC header of a blocked filter of m bits, with no
-// payload after it.
+// bigHeader is a valid-CRC header of a blocked filter of m bits (16 bits
+// per item at p = 0.01: a geometry that holds its rate), with no payload
+// after it.
 func bigHeader(m uint64) []byte {
-	h := header{kind: kindFilter, layout: uint8(Blocked), hash: uint8(HashXXH3), m: m, k: 7, n: 1 << 40, p: 0.01}
+	h := header{kind: kindFilter, layout: uint8(Blocked), hash: uint8(HashXXH3), m: m, k: 7, n: m / 16, p: 0.01}
 	return h.marshal()
 }
 

@@ -110,7 +110,7 @@ func ExampleFilter_Union() {
 	fmt.Println(a.Union(c))
 	// Output:
 	// true true false
-	// bloom: filters are incompatible: sizes differ: 45056 and 87040 bits
+	// bloom: filters are incompatible: sizes differ: 44544 and 86528 bits
 }
 
 func ExampleLoad() {

@@ -3,8 +3,6 @@ package bloom
 import (
 	"fmt"
 	"unsafe"
-
-	"github.com/dchest/siphash"
 )
 
 // Filter is a Bloom filter of fixed size: a set that answers "definitely
@@ -18,24 +16,26 @@ import (
 // each other and with the Test methods. Clear, Union, Intersect, ReadFrom
 // and UnmarshalBinary always need exclusive access.
 type Filter struct {
-	words  []uint64 // the bit array, 64-byte aligned
-	blocks uint64   // Blocked: number of 512-bit blocks
-	m      uint64   // bits
-	k      uint32
-	layout Layout
-	mode   uint8 // modeBlocked for the fast path, else modeOther
-
+	// The hot path reads the first 40 bytes: keep them together.
+	words      []uint64 // the bit array, m/64 words, 64-byte aligned
+	key        *sipKey  // SipHash key, nil when unkeyed
+	k          uint32
+	layout     Layout
+	mode       uint8 // modeBlocked for the fast path, else modeOther
 	concurrent bool
-	keyed      bool
-	k0, k1     uint64 // SipHash key when keyed
+
+	inserted uint64        // Adds that reported new (exclusive mode)
+	stripes  *[8]paddedU64 // the same, striped for WithConcurrent
 
 	n uint64  // expected items (capacity)
 	p float64 // target false-positive rate at n
-
-	inserted  uint64        // Adds that reported new (exclusive mode)
-	touchSink uint64        // keeps AddHashes' prefetching loads alive
-	stripes   *[8]paddedU64 // the same, striped for WithConcurrent
 }
+
+// m is the number of bits.
+func (f *Filter) m() uint64 { return uint64(len(f.words)) * 64 }
+
+// blocks is the number of 512-bit blocks (of the blocked layout).
+func (f *Filter) blocks() uint64 { return uint64(len(f.words)) / 8 }
 
 // maxArrayBytes is a hard ceiling on any bit array (1 PiB), whatever
 // WithMaxBytes says, so that no size can overflow an allocation.
@@ -65,12 +65,17 @@ func New(n uint64, p float64, opts ...Option) (*Filter, error) {
 
 // NewSized returns an empty filter with exactly the geometry s (layout,
 // bits, k, and the n and p it is meant for). Bits must be a positive
-// multiple of 64 (512 for Blocked). The layout comes from s; a WithLayout
+// multiple of 64 (512 for Blocked), and the geometry must hold its rate
+// (Sizing.CheckRate: the decoders refuse a filter that does not, so
+// NewSized refuses to make one). The layout comes from s; a WithLayout
 // option is ignored.
 func NewSized(s Sizing, opts ...Option) (*Filter, error) {
 	c := newConfig(opts)
 	c.layout = s.Layout
 	if err := checkSizing(s); err != nil {
+		return nil, err
+	}
+	if err := s.CheckRate(); err != nil {
 		return nil, err
 	}
 	return newFilter(s, c)
@@ -102,23 +107,29 @@ func checkSizing(s Sizing) error {
 }
 
 func newFilter(s Sizing, c config) (*Filter, error) {
+	f := new(Filter)
+	if err := initFilter(f, s, c); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// initFilter makes *f an empty filter of geometry s with c's key,
+// concurrency mode and size limit (so that a Scalable can hold its first
+// sub-filter in place).
+func initFilter(f *Filter, s Sizing, c config) error {
 	if s.Bytes() > c.maxBytes || s.Bytes() > maxArrayBytes {
-		return nil, fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
+		return fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
 			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
 	}
-	f := &Filter{
+	*f = Filter{
 		words:      alignedWords(s.Bits / 64),
-		m:          s.Bits,
-		blocks:     s.Bits / BlockBits,
+		key:        c.sipKey(),
 		k:          s.K,
 		layout:     s.Layout,
 		concurrent: c.concurrent,
 		n:          s.N,
 		p:          s.P,
-	}
-	if c.keyed {
-		f.keyed = true
-		f.k0, f.k1 = keyWords(c.key)
 	}
 	if c.concurrent {
 		f.stripes = new([8]paddedU64)
@@ -126,41 +137,42 @@ func newFilter(s Sizing, c config) (*Filter, error) {
 	if f.layout == Blocked && !f.concurrent {
 		f.mode = modeBlocked
 	}
-	return f, nil
+	return nil
 }
 
 // alignedWords allocates n zeroed words starting on a 64-byte boundary,
-// so that each 512-bit block is exactly one cache line.
+// so that each 512-bit block is exactly one cache line. Go's allocator
+// places an object of a size class that is a multiple of 64 bytes (every
+// class a whole number of blocks rounds up to, and every page-sized
+// span) at a multiple of 64, so the exact allocation is aligned in
+// practice and costs no padding. For other sizes, or if it is not
+// aligned (another allocator), alignedWords allocates 7 words more and
+// starts inside them.
 func alignedWords(n uint64) []uint64 {
-	buf := make([]uint64, n+7)
-	off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
-	words := buf[off : uint64(off)+n : uint64(off)+n]
-	adviseHugePages(words)
-	return words
+	var buf []uint64
+	if n%8 == 0 { // whole blocks
+		buf = make([]uint64, n)
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63 != 0 || buf == nil {
+		buf = make([]uint64, n+7)
+		off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
+		buf = buf[off : uint64(off)+n : uint64(off)+n]
+	}
+	adviseHugePages(buf)
+	return buf
 }
 
 // Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
 // under the filter's key.
-func (f *Filter) Hash(item []byte) Hash {
-	if f.keyed {
-		return f.keyedHash(item)
-	}
-	return HashBytes(item)
-}
-
-//go:noinline
-func (f *Filter) keyedHash(item []byte) Hash {
-	h1, h2 := siphash.Hash128(f.k0, f.k1, item)
-	return Hash{H1: h1, H2: h2}
-}
+func (f *Filter) Hash(item []byte) Hash { return f.key.hash(item) }
 
 // Add inserts item and reports whether it was new: whether at least one of
 // its bits was unset before. A false result means the item was present
 // or is a false positive. Add never retains or modifies item.
 func (f *Filter) Add(item []byte) bool {
 	var h Hash
-	if f.keyed {
-		h = f.keyedHash(item)
+	if f.key != nil {
+		h = f.key.keyed(item)
 	} else {
 		h = HashBytes(item)
 	}
@@ -181,8 +193,8 @@ func (f *Filter) AddString(s string) bool { return f.Add(bytesOf(s)) }
 // not; true may be a false positive, with about the filter's rate.
 func (f *Filter) Test(item []byte) bool {
 	var h Hash
-	if f.keyed {
-		h = f.keyedHash(item)
+	if f.key != nil {
+		h = f.key.keyed(item)
 	} else {
 		h = HashBytes(item)
 	}
@@ -246,32 +258,27 @@ func (f *Filter) Cap() uint64 { return f.n }
 func (f *Filter) TargetFPR() float64 { return f.p }
 
 // Bits is the size of the bit array, m.
-func (f *Filter) Bits() uint64 { return f.m }
+func (f *Filter) Bits() uint64 { return f.m() }
 
 // K is the number of bit probes per item.
 func (f *Filter) K() uint32 { return f.k }
 
 // Bytes is the size of the bit array in bytes.
-func (f *Filter) Bytes() uint64 { return f.m / 8 }
+func (f *Filter) Bytes() uint64 { return f.m() / 8 }
 
 // Layout is the filter's layout.
 func (f *Filter) Layout() Layout { return f.layout }
 
 // HashID names the filter's hash function.
-func (f *Filter) HashID() HashID {
-	if f.keyed {
-		return HashSipHash
-	}
-	return HashXXH3
-}
+func (f *Filter) HashID() HashID { return f.key.id() }
 
 // Keyed reports whether the filter hashes with a secret key.
-func (f *Filter) Keyed() bool { return f.keyed }
+func (f *Filter) Keyed() bool { return f.key != nil }
 
 // Concurrent reports whether the filter was made WithConcurrent.
 func (f *Filter) Concurrent() bool { return f.concurrent }
 
 // Sizing returns the filter's geometry.
 func (f *Filter) Sizing() Sizing {
-	return Sizing{Layout: f.layout, N: f.n, P: f.p, Bits: f.m, K: f.k}
+	return Sizing{Layout: f.layout, N: f.n, P: f.p, Bits: f.m(), K: f.k}
 }

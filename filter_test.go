@@ -158,6 +158,11 @@ func TestNewSizedValidation(t *testing.T) {
 		{"p 1", Sizing{Layout: Blocked, N: 100, P: 1, Bits: 1024, K: 6}, ErrInvalidRate},
 		{"p NaN", Sizing{Layout: Classic, N: 100, P: math.NaN(), Bits: 1024, K: 6}, ErrInvalidRate},
 		{"2^63 bits", Sizing{Layout: Blocked, N: 100, P: 0.01, Bits: 1 << 63, K: 6}, ErrTooLarge},
+		// Issue 11: geometry that cannot hold its rate (so a decoder would
+		// refuse the filter).
+		{"512 bits for 1000 at 0.01", Sizing{Layout: Blocked, N: 1000, P: 0.01, Bits: 512, K: 7}, ErrGeometry},
+		{"classic 1024 bits for 1000 at 0.01", Sizing{Layout: Classic, N: 1000, P: 0.01, Bits: 1024, K: 7}, ErrGeometry},
+		{"k 64 at 0.01", Sizing{Layout: Blocked, N: 100, P: 0.01, Bits: 1024, K: 64}, ErrGeometry},
 	}
 	for _, c := range bad {
 		f, err := NewSized(c.s)
@@ -399,7 +404,7 @@ func TestTestHashesEmpty(t *testing.T) {
 
 // TestAddDoesNotWriteItem gives every method an item slice whose spare
 // capacity is filled with sentinel bytes, the trap of go-zero's
-// append(data, byte(i)) (DESIGN.md §4).
+// append(data, byte(i)) (docs/DESIGN.md §4).
 func TestAddDoesNotWriteItem(t *testing.T) {
 	for _, v := range optVariants() {
 		t.Run(v.name, func(t *testing.T) {
@@ -579,7 +584,7 @@ func TestUnionIntersect(t *testing.T) {
 
 func TestIncompatible(t *testing.T) {
 	blk := func(bits uint64, k uint32, opts ...Option) *Filter {
-		return newSizedT(t, Sizing{Layout: Blocked, N: 100, P: 0.01, Bits: bits, K: k}, opts...)
+		return newSizedT(t, Sizing{Layout: Blocked, N: 100, P: 0.1, Bits: bits, K: k}, opts...)
 	}
 	otherKey := ftKey
 	otherKey[15] ^= 1
@@ -676,7 +681,7 @@ func TestOffsets(t *testing.T) {
 	for _, v := range optVariants() {
 		t.Run(v.name, func(t *testing.T) {
 			for _, k := range []uint32{1, 6, 7, 8, 14, 15, 64} {
-				f := newSizedT(t, Sizing{Layout: v.layout, N: 1000, P: 0.01, Bits: 512 * 64, K: k}, v.opts()...)
+				f := newSizedT(t, Sizing{Layout: v.layout, N: 1000, P: 0.1, Bits: 512 * 64, K: k}, v.opts()...)
 				for i, it := range genItems("off", 50) {
 					h := f.Hash(it)
 					prefix := []uint64{12345, 67890}

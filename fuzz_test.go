@@ -114,6 +114,9 @@ func checkDecode(t *testing.T, data []byte) {
 			return NewSized(Sizing{Layout: Classic, N: 10, P: 0.1, Bits: 64, K: 3}, opts...)
 		},
 		func(t *testing.T, g *Filter) {
+			if err := g.Sizing().CheckRate(); err != nil || g.Inserted() > g.Bits() {
+				t.Fatalf("decoded %v with %d items: %v", g.Sizing(), g.Inserted(), err)
+			}
 			g.Test([]byte("probe"))
 			g.AddString("fuzz")
 			if !g.TestString("fuzz") {

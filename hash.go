@@ -114,9 +114,4 @@ func KeyCheck(key [16]byte) uint32 { return keyCheck(keyWords(key)) }
 
 // KeyCheck is the check value of the filter's key (see the function
 // KeyCheck), or 0 for an unkeyed filter.
-func (f *Filter) KeyCheck() uint32 {
-	if !f.keyed {
-		return 0
-	}
-	return keyCheck(f.k0, f.k1)
-}
+func (f *Filter) KeyCheck() uint32 { return f.key.check() }

@@ -16,21 +16,6 @@ import (
 // offset 64 of the file, so in a mapping (page-aligned) it is 64-byte
 // aligned and, on little-endian hosts, already the filter's []uint64.
 
-// OpenOptions configures OpenFileWith. The zero value is what OpenFile
-// does.
-type OpenOptions struct {
-	_ struct{} // forces named fields
-
-	// SkipPayloadCRC opens the file without checking the CRC-32C of its
-	// bit array, so that opening reads only the 64-byte header and the
-	// 8-byte trailer: constant time whatever the size, where the check
-	// reads the whole file once (at the speed of the page cache, or of the
-	// disk for a file not cached). The cost: a corrupted bit array is not
-	// detected and may give false negatives. The header CRC and every
-	// other check still apply. default: false (verify).
-	SkipPayloadCRC bool
-}
-
 // MappedFilter is a read-only Filter opened from a file by OpenFile: Test,
 // TestMany and the statistics work as on a Filter loaded from the same
 // file, with the same answers. There is no Add: on Unix the bit array is
@@ -44,11 +29,14 @@ type OpenOptions struct {
 // reads the filter into memory as Load does.
 //
 // Concurrency: the read methods may be called from many goroutines at
-// once; Close must not run concurrently with them. A mapped file must not
-// be truncated while open: reading a page that no longer exists kills the
-// process (SIGBUS). Rewriting it in place changes the answers; replace it
-// by renaming a new file over it instead, which leaves the mapping on the
-// old one.
+// once; Close must not run concurrently with them.
+//
+// A mapped file must not be truncated while open: reading a page that no
+// longer exists raises SIGBUS, which kills the process unless the read
+// runs inside Guard, which turns it into an error wrapping
+// ErrFileChanged. Rewriting the file in place changes the answers;
+// replace it by renaming a new file over it instead, which leaves the
+// mapping on the old one.
 type MappedFilter struct {
 	f       *Filter // its words are the mapping's payload when data != nil
 	data    []byte  // the whole mapping; nil when read or closed
@@ -56,81 +44,87 @@ type MappedFilter struct {
 }
 
 // OpenFile opens the kind-1 filter file at path read-only (see
-// MappedFilter), after checking its header as Load does, its size against
-// the header, and the CRC of its bit array. Errors wrap ErrFormat (not a
-// filter file, another kind, truncated, or bytes after the filter),
-// ErrChecksum, ErrKeyRequired or ErrWrongKey, or the *os.PathError of
-// opening path. Options: WithKey to open a keyed filter; WithMaxBytes
-// limits only a filter that has to be read into memory (a mapping
-// allocates nothing); WithLayout and WithConcurrent are ignored.
+// MappedFilter), opening and reading it once, after checking its header
+// as Load does, its size against the header, and the CRC of its bit
+// array. Errors wrap ErrFormat (not a filter file, another kind as a
+// *KindError, truncated, or bytes after the filter), ErrChecksum,
+// ErrKeyRequired, ErrWrongKey or ErrFileChanged (truncated while the CRC
+// was read), or are the *os.PathError of opening path. Options: WithKey
+// to open a keyed filter; WithMaxBytes limits only a filter that has to
+// be read into memory (a mapping allocates nothing); WithLayout and
+// WithConcurrent are ignored. OpenAny opens a file of any kind.
+//
+// The returned filter's methods read the mapping: if the file may be
+// truncated while they run (by another process), run them inside
+// MappedFilter.Guard, or a lookup may kill the process with SIGBUS.
 func OpenFile(path string, opts ...Option) (*MappedFilter, error) {
-	return OpenFileWith(path, OpenOptions{}, opts...)
+	return withFile(path, func(file *os.File) (*MappedFilter, error) { return openFile(file, newConfig(opts)) })
 }
 
-// OpenFileWith is OpenFile with options, such as skipping the payload CRC
-// check (OpenOptions.SkipPayloadCRC).
-func OpenFileWith(path string, oo OpenOptions, opts ...Option) (*MappedFilter, error) {
-	c := newConfig(opts)
-	c.concurrent = false // nothing writes, so reads need no atomics
+// withFile opens path, calls open with it and closes it; open's errors
+// name path. (A mapping outlives the file descriptor it was made from.)
+func withFile[T any](path string, open func(*os.File) (T, error)) (T, error) {
+	var zero T
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer file.Close()
-	f, data, err := openFile(file, oo, c)
+	v, err := open(file)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return zero, fmt.Errorf("open %s: %w", path, err)
 	}
-	m := &MappedFilter{f: f, data: data}
-	if data != nil {
-		m.cleanup = runtime.AddCleanup(m, func(b []byte) { _ = munmap(b) }, data)
-	}
-	return m, nil
+	return v, nil
 }
 
 // openFile checks file and maps it, or reads it when it cannot be mapped.
-// data is the mapping, nil when the filter was read.
-func openFile(file *os.File, oo OpenOptions, c config) (f *Filter, data []byte, err error) {
+func openFile(file *os.File, c config) (*MappedFilter, error) {
+	c.concurrent = false // nothing writes, so reads need no atomics
 	st, err := file.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return readFile(file, c)
+		return readFile(file, c, true)
 	}
 	h, _, err := readHeader(file, kindFilter)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	s, err := headerSizing(h)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := checkHash(h, c); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	want := uint64(headerSize) + s.Bytes() + trailerSize
 	switch size := uint64(st.Size()); {
 	case size < want:
-		return nil, nil, fmt.Errorf("%w: truncated: the header needs %d bytes, the file has %d", ErrFormat, want, size)
+		return nil, fmt.Errorf("%w: truncated: the header needs %d bytes, the file has %d", ErrFormat, want, size)
 	case size > want:
-		return nil, nil, fmt.Errorf("%w: %d bytes after the filter", ErrFormat, size-want)
+		return nil, fmt.Errorf("%w: %d bytes after the filter", ErrFormat, size-want)
 	case !littleEndian || want > uint64(maxInt):
 		return readAgain(file, c)
 	}
-	data, err = mmap(file, int(want))
+	data, err := mmap(file, int(want))
 	if errors.Is(err, errNoMmap) {
 		return readAgain(file, c)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("mmap: %w", err)
+		return nil, fmt.Errorf("mmap: %w", err)
 	}
-	f, err = mappedFilter(data, s, h, oo, c)
+	var f *Filter
+	if gerr := guard(data, func() { f, err = mappedFilter(data, s, h, c) }); gerr != nil {
+		err = gerr
+	}
 	if err != nil {
 		_ = munmap(data)
-		return nil, nil, err
+		return nil, err
 	}
-	return f, data, nil
+	m := &MappedFilter{f: f, data: data}
+	m.cleanup = runtime.AddCleanup(m, func(b []byte) { _ = munmap(b) }, data)
+	return m, nil
 }
 
 const maxInt = int(^uint(0) >> 1)
@@ -139,36 +133,35 @@ const maxInt = int(^uint(0) >> 1)
 // file.
 var errNoMmap = errors.New("bloom: memory mapping not supported")
 
-// headerSizing is the geometry in kind-1 header h, checked.
-func headerSizing(h header) (Sizing, error) {
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
-	if err := checkSizing(s); err != nil {
-		return Sizing{}, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
-	return s, nil
-}
-
-// readAgain reads the filter in file from its start, for hosts that
-// cannot use a mapping.
-func readAgain(file *os.File, c config) (*Filter, []byte, error) {
+// readAgain reads the filter in the regular file file from its start,
+// for hosts that cannot use a mapping (its size was checked).
+func readAgain(file *os.File, c config) (*MappedFilter, error) {
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return readFile(file, c)
+	return readFile(file, c, false)
 }
 
-func readFile(file *os.File, c config) (*Filter, []byte, error) {
+// readFile reads the filter in file into memory, then, if wantEOF, checks
+// that nothing follows it.
+func readFile(file *os.File, c config, wantEOF bool) (*MappedFilter, error) {
 	f, _, err := decode(file, c)
-	return f, nil, err
+	if err == nil && wantEOF {
+		err = checkEOF(file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &MappedFilter{f: f}, nil
 }
 
 // mappedFilter checks the trailer (and the payload CRC unless skipped) of
 // the mapped encoding data, whose header h and geometry s were checked,
 // and returns the filter whose words are its payload.
-func mappedFilter(data []byte, s Sizing, h header, oo OpenOptions, c config) (*Filter, error) {
+func mappedFilter(data []byte, s Sizing, h header, c config) (*Filter, error) {
 	payload := data[headerSize : uint64(headerSize)+s.Bytes()]
 	trailer := data[len(data)-trailerSize:]
-	if !oo.SkipPayloadCRC {
+	if !c.skipCRC {
 		if got, stored := crc32.Checksum(payload, castagnoli), binary.LittleEndian.Uint32(trailer); got != stored {
 			return nil, fmt.Errorf("%w: payload CRC %08x, stored %08x", ErrChecksum, got, stored)
 		}
@@ -180,12 +173,8 @@ func mappedFilter(data []byte, s Sizing, h header, oo OpenOptions, c config) (*F
 	// aligned, as alignedWords makes a heap bit array.
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(payload))), len(payload)/8)
 	f := &Filter{
-		words: words, m: s.Bits, blocks: s.Bits / BlockBits, k: s.K,
-		layout: s.Layout, n: s.N, p: s.P,
-	}
-	if c.keyed {
-		f.keyed = true
-		f.k0, f.k1 = keyWords(c.key)
+		words: words, k: s.K,
+		layout: s.Layout, n: s.N, p: s.P, key: c.sipKey(),
 	}
 	if f.layout == Blocked {
 		f.mode = modeBlocked

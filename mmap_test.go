@@ -133,7 +133,7 @@ func TestOpenFileRefuses(t *testing.T) {
 		c[at] ^= 0x10
 		return c
 	}
-	scalable, err := NewScalable(1000, 0.01, ScalableOptions{})
+	scalable, err := NewScalable(1000, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,11 +209,11 @@ func TestOpenFileSkipPayloadCRC(t *testing.T) {
 	good := mustMarshal(t, orig)
 	bad := bytes.Clone(good)
 	bad[headerSize] ^= 1
-	skip := OpenOptions{SkipPayloadCRC: true}
+	skip := WithoutPayloadCRC()
 
-	m, err := OpenFileWith(writeFile(t, bad), skip)
+	m, err := OpenFile(writeFile(t, bad), skip)
 	if err != nil {
-		t.Fatalf("OpenFileWith(SkipPayloadCRC) of a corrupt payload: %v", err)
+		t.Fatalf("OpenFile(WithoutPayloadCRC()) of a corrupt payload: %v", err)
 	}
 	if m.f.words[0] != orig.words[0]^1 {
 		t.Errorf("word 0 = %#x, want the corrupt %#x", m.f.words[0], orig.words[0]^1)
@@ -226,9 +226,9 @@ func TestOpenFileSkipPayloadCRC(t *testing.T) {
 		"header CRC": badHeader,
 		"truncated":  good[:len(good)-8],
 	} {
-		if m, err := OpenFileWith(writeFile(t, data), skip); err == nil {
+		if m, err := OpenFile(writeFile(t, data), skip); err == nil {
 			m.Close()
-			t.Errorf("%s: OpenFileWith(SkipPayloadCRC) succeeded", name)
+			t.Errorf("%s: OpenFile(WithoutPayloadCRC()) succeeded", name)
 		}
 	}
 }
@@ -320,7 +320,11 @@ func BenchmarkOpenFile(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(f.Bytes()))
 			for b.Loop() {
-				m, err := OpenFileWith(path, OpenOptions{SkipPayloadCRC: skip})
+				var opts []Option
+				if skip {
+					opts = append(opts, WithoutPayloadCRC())
+				}
+				m, err := OpenFile(path, opts...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -343,7 +347,7 @@ func FuzzOpenFile(f *testing.F) {
 		f.Add(bad)
 	}
 	f.Add([]byte("BLOOMERY"))
-	dir := f.TempDir()
+	dir := fuzzDir(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "fuzz.bloom")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -37,7 +37,7 @@ const fieldsPerWord = 7 // 9-bit fields in one 64-bit probe word
 // block returns the 8 words of h's block. mulhi(H1, blocks) < blocks, so
 // the block is always inside the array and needs no bounds check.
 func (f *Filter) block(h Hash) *[8]uint64 {
-	off := uintptr(mulhi(h.H1, f.blocks)) * 64
+	off := uintptr(mulhi(h.H1, f.blocks())) * 64
 	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), off))
 }
 
@@ -164,7 +164,7 @@ func classicWord(h Hash, i uint32) uint64 {
 func (f *Filter) addClassic(h Hash) bool {
 	var changed uint64
 	for i := range f.k {
-		o := mulhi(classicWord(h, i), f.m)
+		o := mulhi(classicWord(h, i), f.m())
 		bit := uint64(1) << (o & 63)
 		changed |= bit &^ f.words[o>>6]
 		f.words[o>>6] |= bit
@@ -176,7 +176,7 @@ func (f *Filter) addClassic(h Hash) bool {
 // of its own, and an absent item needs about two probes on average.
 func (f *Filter) testClassic(h Hash) bool {
 	for i := range f.k {
-		o := mulhi(classicWord(h, i), f.m)
+		o := mulhi(classicWord(h, i), f.m())
 		if f.words[o>>6]&(1<<(o&63)) == 0 {
 			return false
 		}
@@ -188,7 +188,7 @@ func (f *Filter) testClassic(h Hash) bool {
 // each of h's k probes, in probe order. The logical offset (Redis
 // numbering) of physical index x is x ^ 7.
 func (f *Filter) forEachOffset(h Hash, fn func(x uint64)) {
-	forEachOffset(f.layout, f.m, f.k, h, fn)
+	forEachOffset(f.layout, f.m(), f.k, h, fn)
 }
 
 // forEachOffset is Filter.forEachOffset for a geometry: layout, m bits
@@ -239,11 +239,11 @@ func (f *Filter) addAtomic(h Hash) bool {
 	changed := false
 	if f.layout == Classic {
 		for i := range f.k {
-			changed = orBit(f.words, mulhi(classicWord(h, i), f.m)) || changed
+			changed = orBit(f.words, mulhi(classicWord(h, i), f.m())) || changed
 		}
 		return changed
 	}
-	base := mulhi(h.H1, f.blocks) * BlockBits
+	base := mulhi(h.H1, f.blocks()) * BlockBits
 	w, left := h.H2, f.k
 	for j := uint64(1); ; j++ {
 		n := min(left, fieldsPerWord)
@@ -269,12 +269,12 @@ func (f *Filter) testAtomic(h Hash) bool {
 	var miss uint64
 	if f.layout == Classic {
 		for i := range f.k {
-			x := mulhi(classicWord(h, i), f.m)
+			x := mulhi(classicWord(h, i), f.m())
 			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
 		}
 		return miss == 0
 	}
-	base := mulhi(h.H1, f.blocks) * BlockBits
+	base := mulhi(h.H1, f.blocks()) * BlockBits
 	w, left := h.H2, f.k
 	for j := uint64(1); ; j++ {
 		n := min(left, fieldsPerWord)

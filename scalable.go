@@ -21,13 +21,13 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // The error budget: sub-filter 0 gets p·f (the first share, default 0.9),
 // sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5).
 // With f = 1−r this is the textbook split p·(1−r)·r^i; RedisBloom uses
-// f = r = 0.5 (ScalableOptions.RedisBloom). The default f = 0.9 keeps a
+// f = r = 0.5 (WithRedisBloomSplit). The default f = 0.9 keeps a
 // filter that never grows within 5% of a Filter of the same n and p (the
 // split f = 0.5 costs 16% more at p = 0.01, 30% at p = 0.1); once it has
 // grown, its newer sub-filters get a 5× smaller rate than RedisBloom's,
 // about 3.3 more bits per item in them. docs/BENCHMARKS.md has figures.
 //
-// With ScalableOptions.RedisBloom the growth and counting rules are exactly
+// With WithRedisBloomSplit the growth and counting rules are exactly
 // RedisBloom's: first sub-filter at p/2, each next one with capacity ×
 // expansion and error × 0.5, the count growing only for new items; BF.INFO's
 // Capacity, Number of filters, Number of items inserted and Expansion rate
@@ -39,22 +39,66 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // run from many goroutines at once; to run them while Adds run too, make
 // the filter WithConcurrent (its sub-filters then read and write bits
 // atomically, which costs about 2× per Add). Only the last sub-filter ever
-// changes.
+// changes. UnmarshalBinary needs exclusive access.
+//
+// Memory: a new filter is two allocations, this struct (144 bytes, with
+// its first sub-filter inside) and that sub-filter's bit array; the chain
+// of further sub-filters is allocated when the first one is full.
 type Scalable struct {
-	mu    sync.Mutex                // serialises Add and growth
-	chain atomic.Pointer[[]*Filter] // immutable snapshot for readers
-	n0    uint64
-	p     float64
-	s     uint64  // expansion (growth factor); 0 means non-scaling
-	r     float64 // tightening ratio
-	f     float64 // first share of the error budget
-	cfg   config  // layout, key, size limit for every sub-filter
+	mu sync.Mutex // serialises Add and growth
+	// chain is an immutable snapshot of the sub-filters for readers, or
+	// nil while the chain is one[:]: the first sub-filter alone.
+	chain atomic.Pointer[[]*Filter]
+	one   [1]*Filter // &first
+	first Filter     // sub-filter 0, unless UnmarshalBinary replaced the chain
 
-	grow atomic.Pointer[func(extra uint64) error] // SetGrowHook's fn, or nil
+	prm  *growthParams            // shared by filters with the same ones
+	grow func(extra uint64) error // SetGrowHook's fn, or nil; under mu
 }
 
-// ScalableOptions configures NewScalable. Zero fields take their defaults.
-type ScalableOptions struct {
+// growthParams are a Scalable filter's growth parameters and size
+// limit. Filters made with the same ones share one copy (sharedParams):
+// a server keeps a filter per key, most with the same parameters.
+type growthParams struct {
+	p        float64 // compound rate
+	s        uint64  // expansion (growth factor); 0 means non-scaling
+	r        float64 // tightening ratio
+	f        float64 // first share of the error budget
+	maxBytes uint64  // size limit of all sub-filters together
+}
+
+// sharedParams interns growthParams, up to maxSharedParams distinct
+// sets (then each filter keeps its own: a client choosing a new rate for
+// every filter cannot grow the table without bound).
+var sharedParams struct {
+	sync.Map // growthParams → *growthParams
+	n        atomic.Int64
+}
+
+const maxSharedParams = 4096
+
+// params returns the shared copy of v.
+func params(v growthParams) *growthParams {
+	if p, ok := sharedParams.Load(v); ok {
+		return p.(*growthParams)
+	}
+	p := new(growthParams) // not &v: v would then escape on every call
+	*p = v
+	if sharedParams.n.Load() >= maxSharedParams {
+		return p
+	}
+	if q, loaded := sharedParams.LoadOrStore(v, p); loaded {
+		return q.(*growthParams)
+	}
+	sharedParams.n.Add(1)
+	return p
+}
+
+// Growth is the growth rule of a Scalable filter: what the options
+// WithExpansion, WithNonScaling, WithTightening, WithFirstShare and
+// WithRedisBloomSplit set one at a time, WithGrowth all at once, and
+// Scalable.Growth reports. Zero fields take their defaults.
+type Growth struct {
 	_ struct{} // forces named fields
 
 	// Expansion is the capacity growth factor s of each next sub-filter.
@@ -83,35 +127,49 @@ const (
 // MaxSubFilters bounds the number of sub-filters of a Scalable filter.
 const MaxSubFilters = 64
 
+// MaxExpansion bounds the growth factor of a Scalable filter: each
+// sub-filter at most 2^32 times the capacity of the one before
+// (RedisBloom allows 32768). The decoders refuse a larger one.
+const MaxExpansion = 1 << 32
+
 // NewScalable returns an empty scalable filter with initial capacity n0 and
-// compound false-positive rate p. opts configures the sub-filters
-// (WithLayout, WithKey, WithMaxBytes, WithConcurrent).
-func NewScalable(n0 uint64, p float64, so ScalableOptions, opts ...Option) (*Scalable, error) {
+// compound false-positive rate p. Options: the growth rule (WithExpansion,
+// WithNonScaling, WithTightening, WithFirstShare, WithRedisBloomSplit,
+// WithGrowth) and the sub-filters' (WithLayout, WithKey, WithMaxBytes,
+// WithConcurrent).
+func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
 	}
-	exp, r, f, err := so.resolve()
+	c := newConfig(opts)
+	exp, r, f, err := c.growth.resolve()
 	if err != nil {
 		return nil, err
 	}
-	s := &Scalable{n0: n0, p: p, s: exp, r: r, f: f, cfg: newConfig(opts)}
-	first, err := s.newSub(0)
+	s := &Scalable{prm: params(growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes})}
+	sz, err := s.subSize(growthRule{n0, p, exp, r, f}, c.layout, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	s.chain.Store(&[]*Filter{first})
+	if err := initFilter(&s.first, sz, c); err != nil {
+		return nil, err
+	}
+	s.one[0] = &s.first
 	return s, nil
 }
 
 // resolve fills in so's defaults and checks them: the expansion (0 when
 // non-scaling), tightening and first share.
-func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
+func (so Growth) resolve() (exp uint64, r, f float64, err error) {
 	exp, r, f = so.Expansion, so.Tightening, so.FirstShare
 	if exp == 0 {
 		exp = 2
 	}
 	if so.NonScaling {
 		exp = 0
+	}
+	if exp > MaxExpansion {
+		return 0, 0, 0, fmt.Errorf("bloom: expansion %d above the maximum %d", exp, uint64(MaxExpansion))
 	}
 	if so.RedisBloom {
 		if (r != 0 && r != 0.5) || (f != 0 && f != 0.5) {
@@ -134,43 +192,90 @@ func (so ScalableOptions) resolve() (exp uint64, r, f float64, err error) {
 	return exp, r, f, nil
 }
 
-// subSizing returns capacity and rate of sub-filter i.
-func (s *Scalable) subSizing(i int) (uint64, float64) {
-	capacity := s.n0
+// growthRule is the rule of a Scalable filter's sub-filters: capacity
+// n0·s^i and a share of the compound rate p (see Scalable).
+type growthRule struct {
+	n0   uint64
+	p    float64
+	s    uint64
+	r, f float64
+}
+
+// rule is s's growth rule; the first sub-filter's capacity is n0.
+func (s *Scalable) rule() growthRule {
+	return growthRule{s.filters()[0].n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
+}
+
+// sub returns capacity and rate of sub-filter i.
+func (g growthRule) sub(i int) (uint64, float64) {
+	capacity := g.n0
 	for range i {
-		if capacity > math.MaxUint64/max(s.s, 1) {
+		if capacity > math.MaxUint64/max(g.s, 1) {
 			capacity = math.MaxUint64
 			break
 		}
-		capacity *= max(s.s, 1)
+		capacity *= max(g.s, 1)
 	}
 	if i == 0 {
-		return capacity, s.p * s.f
+		return capacity, g.p * g.f
 	}
-	return capacity, s.p * (1 - s.f) * (1 - s.r) * math.Pow(s.r, float64(i-1))
+	return capacity, g.p * (1 - g.f) * (1 - g.r) * math.Pow(g.r, float64(i-1))
 }
 
-func (s *Scalable) newSub(i int) (*Filter, error) {
+// capacity is the total capacity of sub-filters 0 … m−1, and whether it
+// is at most math.MaxInt64 (so that no count or capacity of a valid
+// chain reads as negative where it is printed as a signed integer).
+func (g growthRule) capacity(m int) (uint64, bool) {
+	var total uint64
+	for i := range m {
+		n, _ := g.sub(i)
+		if total += n; total > math.MaxInt64 || total < n {
+			return total, false
+		}
+	}
+	return total, true
+}
+
+// subSize sizes sub-filter i of rule g with layout, checking that it
+// may exist and that the chain, at bytes before it, stays within
+// s.prm.maxBytes.
+func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Sizing, error) {
 	if i >= MaxSubFilters {
-		return nil, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
+		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
 	}
-	n, p := s.subSizing(i)
+	n, p := g.sub(i)
 	if p < 1e-300 {
-		return nil, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
+		return Sizing{}, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}
-	sz, err := Size(n, p, s.cfg.layout)
+	sz, err := Size(n, p, layout)
 	if err != nil {
-		return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
+		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 	}
-	if total := s.Bytes() + sz.Bytes(); total > s.cfg.maxBytes {
-		return nil, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.cfg.maxBytes)
+	if total := bytes + sz.Bytes(); total > s.prm.maxBytes || total < bytes {
+		return Sizing{}, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.prm.maxBytes)
 	}
-	if fn := s.grow.Load(); fn != nil {
-		if err := (*fn)(sz.Bytes()); err != nil {
+	return sz, nil
+}
+
+// newSub allocates sub-filter i (i ≥ 1), with the first one's layout,
+// key and concurrency mode, after the grow hook accepts its size.
+func (s *Scalable) newSub(i int) (*Filter, error) {
+	first := s.filters()[0]
+	sz, err := s.subSize(s.rule(), first.layout, i, s.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	if fn := s.grow; fn != nil {
+		if err := fn(sz.Bytes()); err != nil {
 			return nil, err
 		}
 	}
-	return newFilter(sz, s.cfg)
+	f, err := newFilter(sz, config{layout: first.layout, concurrent: first.concurrent, maxBytes: s.prm.maxBytes})
+	if err != nil {
+		return nil, err
+	}
+	f.key = first.key
+	return f, nil
 }
 
 // SetGrowHook makes every later growth first call fn with the bytes of
@@ -178,21 +283,25 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 // allocating it), with the filter's add lock held; nil removes the hook.
 // If fn returns an error, the Add fails with exactly that error and the
 // filter is unchanged. fn may charge a budget shared by many filters; it
-// must not call back into s. It is safe to call while Adds run; Clone
-// does not copy the hook.
+// must not call back into s. One fn may serve many filters: setting it
+// allocates nothing. It is safe to call while Adds run (it waits for the
+// add lock); Clone does not copy the hook.
 func (s *Scalable) SetGrowHook(fn func(extra uint64) error) {
-	if fn == nil {
-		s.grow.Store(nil)
-		return
-	}
-	s.grow.Store(&fn)
+	s.mu.Lock()
+	s.grow = fn
+	s.mu.Unlock()
 }
 
+// filters is the chain of sub-filters, oldest first: a snapshot that Add
+// never changes (growth stores a new one).
 func (s *Scalable) filters() []*Filter {
 	if c := s.chain.Load(); c != nil {
 		return *c
 	}
-	return nil
+	if s.one[0] == nil { // a zero Scalable, before UnmarshalBinary
+		return nil
+	}
+	return s.one[:]
 }
 
 // Test reports whether item may be in the set.
@@ -240,7 +349,7 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		if last.TestHash(h) {
 			return false, nil
 		}
-		if s.s == 0 {
+		if s.prm.s == 0 {
 			return false, ErrFull
 		}
 		f, err := s.newSub(len(fs))
@@ -250,6 +359,9 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		grown := append(fs[:len(fs):len(fs)], f)
 		s.chain.Store(&grown)
 		last = f
+	}
+	if vs := viewsOf(s); vs != nil {
+		vs.beforeAdd(last, h)
 	}
 	// Filter.AddHash reports whether a bit changed, and counts the item.
 	return last.AddHash(h), nil
@@ -286,10 +398,10 @@ func (s *Scalable) Bytes() uint64 {
 func (s *Scalable) NumFilters() int { return len(s.filters()) }
 
 // Expansion is the growth factor, 0 for a non-scaling filter.
-func (s *Scalable) Expansion() uint64 { return s.s }
+func (s *Scalable) Expansion() uint64 { return s.prm.s }
 
 // TargetFPR is the compound false-positive rate the filter keeps.
-func (s *Scalable) TargetFPR() float64 { return s.p }
+func (s *Scalable) TargetFPR() float64 { return s.prm.p }
 
 // ScalableInfo summarises a Scalable filter, as BF.INFO reports it.
 type ScalableInfo struct {
@@ -304,7 +416,7 @@ type ScalableInfo struct {
 // Info returns the filter's summary.
 func (s *Scalable) Info() ScalableInfo {
 	return ScalableInfo{Capacity: s.Cap(), Bytes: s.Bytes(), Filters: s.NumFilters(),
-		Items: s.Count(), Expansion: s.s, NonScaling: s.s == 0}
+		Items: s.Count(), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
 }
 
 // EstimatedFPR is the compound false-positive rate the filter has now,

@@ -23,20 +23,24 @@ import (
 func (s *Scalable) Clone() *Scalable {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &Scalable{n0: s.n0, p: s.p, s: s.s, r: s.r, f: s.f, cfg: s.cfg}
+	c := &Scalable{prm: s.prm}
 	fs := s.filters()
 	cs := make([]*Filter, len(fs))
 	for i, f := range fs {
-		g := *f
+		g := &c.first
+		if i > 0 {
+			g = new(Filter)
+		}
+		*g = *f
 		g.words = alignedWords(uint64(len(f.words)))
 		copy(g.words, f.words) // every writer holds s.mu
 		if f.stripes != nil {
 			g.stripes = new([8]paddedU64)
 		}
 		g.setInserted(f.Inserted())
-		cs[i] = &g
+		cs[i] = g
 	}
-	c.chain.Store(&cs)
+	c.setChain(cs)
 	return c
 }
 
@@ -57,18 +61,6 @@ func (s *Scalable) DumpHeader() []byte {
 	return b
 }
 
-// header is the kind-1 header of f's encoding.
-func (f *Filter) header() header {
-	h := header{
-		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
-		m: f.m, k: f.k, n: f.n, p: f.p, count: f.Inserted(),
-	}
-	if f.keyed {
-		h.flags, h.keyCheck = flagKeyed, keyCheck(f.k0, f.k1)
-	}
-	return h
-}
-
 // LoadScalableHeader returns the filter whose DumpHeader is b, with every
 // bit array zero and each sub-filter's count as recorded; fill the bits
 // with WritePayloadAt. It checks b as LoadScalable checks an encoding
@@ -79,10 +71,13 @@ func (f *Filter) header() header {
 // (which also bounds later growth), WithConcurrent; WithLayout is ignored.
 func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	r := bytes.NewReader(b)
-	s, h, err := readScalableHead(r, newConfig(opts))
+	c := newConfig(opts)
+	s, h, err := readScalableHead(r, c)
 	if err != nil {
 		return nil, err
 	}
+	c.layout = Layout(h.layout)
+	g := s.ruleOf(h)
 	if want := headerSize + scalableParams + int(h.m)*headerSize; len(b) != want {
 		return nil, fmt.Errorf("%w: a dump header of %d sub-filters has %d bytes, not %d", ErrFormat, h.m, want, len(b))
 	}
@@ -94,17 +89,17 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		sz := Sizing{Layout: Layout(sh.layout), N: sh.n, P: sh.p, Bits: sh.m, K: sh.k}
-		if err := checkSizing(sz); err != nil {
-			return nil, fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
-		}
-		if err := checkHash(sh, s.cfg); err != nil {
+		sz, err := headerSizing(sh)
+		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		if sz.Bytes() > s.cfg.maxBytes-size || sz.Bytes() > maxArrayBytes {
-			return nil, fmt.Errorf("%w: sub-filter %d has %d bytes after %d, limit %d", ErrTooLarge, i, sz.Bytes(), size, s.cfg.maxBytes)
+		if err := checkHash(sh, c); err != nil {
+			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		if err := s.checkSub(i, int(h.m), sz, sh.count); err != nil {
+		if sz.Bytes() > c.maxBytes-size || sz.Bytes() > maxArrayBytes {
+			return nil, fmt.Errorf("%w: sub-filter %d has %d bytes after %d, limit %d", ErrTooLarge, i, sz.Bytes(), size, c.maxBytes)
+		}
+		if err := g.checkSub(c.layout, i, int(h.m), sz, sh.count); err != nil {
 			return nil, err
 		}
 		subs[i], counts[i] = sz, sh.count
@@ -116,12 +111,16 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	}
 	fs := make([]*Filter, h.m)
 	for i := range fs {
-		if fs[i], err = newFilter(subs[i], s.cfg); err != nil {
+		fs[i] = &s.first
+		if i > 0 {
+			fs[i] = new(Filter)
+		}
+		if err := initFilter(fs[i], subs[i], c); err != nil {
 			return nil, err
 		}
 		fs[i].setInserted(counts[i])
 	}
-	s.chain.Store(&fs)
+	s.setChain(fs)
 	return s, nil
 }
 
@@ -184,6 +183,9 @@ func (s *Scalable) WritePayloadAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("%w: WritePayloadAt %d bytes at %d of %d", ErrInvalidSize, len(p), off, size)
 	}
 	err := s.forRange(p, off, func(f *Filter, part []byte, at int64) error {
+		if vs := viewsOf(s); vs != nil {
+			vs.beforeWrite(f.words, uint64(at), uint64(len(part)))
+		}
 		_, err := f.WriteAt(part, at)
 		return err
 	})

@@ -17,28 +17,26 @@ import (
 type dumpCase struct {
 	name  string
 	items int
-	so    ScalableOptions
+	so    Growth
 	opts  []Option
 }
 
 var dumpCases = []dumpCase{
-	{"empty", 0, ScalableOptions{}, nil},
-	{"blocked grown", 1000, ScalableOptions{}, nil},
-	{"classic grown", 700, ScalableOptions{}, []Option{WithLayout(Classic)}},
-	{"keyed", 400, ScalableOptions{}, []Option{WithKey(fuzzKey)}},
-	{"concurrent", 600, ScalableOptions{}, []Option{WithConcurrent()}},
-	{"keyed concurrent classic", 300, ScalableOptions{}, []Option{WithKey(fuzzKey), WithConcurrent(), WithLayout(Classic)}},
-	{"redisbloom x3", 900, ScalableOptions{RedisBloom: true, Expansion: 3}, nil},
-	{"nonscaling", 50, ScalableOptions{NonScaling: true}, nil},
+	{"empty", 0, Growth{}, nil},
+	{"blocked grown", 1000, Growth{}, nil},
+	{"classic grown", 700, Growth{}, []Option{WithLayout(Classic)}},
+	{"keyed", 400, Growth{}, []Option{WithKey(fuzzKey)}},
+	{"concurrent", 600, Growth{}, []Option{WithConcurrent()}},
+	{"keyed concurrent classic", 300, Growth{}, []Option{WithKey(fuzzKey), WithConcurrent(), WithLayout(Classic)}},
+	{"redisbloom x3", 900, Growth{RedisBloom: true, Expansion: 3}, nil},
+	{"nonscaling", 50, Growth{NonScaling: true}, nil},
 }
 
 // loadOpts are the options that read c's filter back: its key and mode.
 func (c dumpCase) loadOpts() []Option {
 	var opts []Option
 	for _, o := range c.opts {
-		var cfg config
-		o(&cfg)
-		if cfg.keyed || cfg.concurrent {
+		if cfg := o(config{}); cfg.keyed || cfg.concurrent {
 			opts = append(opts, o)
 		}
 	}
@@ -123,7 +121,7 @@ func TestScalableClone(t *testing.T) {
 // with the capacities), and the race detector sees no unsynchronised copy.
 func TestScalableCloneDuringAdds(t *testing.T) {
 	for _, opts := range [][]Option{nil, {WithConcurrent()}} {
-		s := grownScalable(t, 0, ScalableOptions{}, opts...)
+		s := grownScalable(t, 0, Growth{}, opts...)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
@@ -252,7 +250,7 @@ func fixDumpCRCs(d []byte) []byte {
 }
 
 func TestLoadScalableHeaderErrors(t *testing.T) {
-	s := grownScalable(t, 200, ScalableOptions{}) // 3 sub-filters
+	s := grownScalable(t, 200, Growth{}) // 3 sub-filters
 	hdr := s.DumpHeader()
 	le := binary.LittleEndian
 	sub := func(i int) int { return headerSize + scalableParams + i*headerSize }
@@ -306,7 +304,7 @@ func TestLoadScalableHeaderErrors(t *testing.T) {
 	if _, err := LoadScalableHeader(hdr, WithMaxBytes(s.Bytes())); err != nil {
 		t.Errorf("a filter of exactly the limit: %v", err)
 	}
-	keyed := grownScalable(t, 100, ScalableOptions{}, WithKey(fuzzKey)).DumpHeader()
+	keyed := grownScalable(t, 100, Growth{}, WithKey(fuzzKey)).DumpHeader()
 	if _, err := LoadScalableHeader(keyed); !errors.Is(err, ErrKeyRequired) {
 		t.Errorf("keyed header without the key: %v", err)
 	}
@@ -320,7 +318,7 @@ func TestLoadScalableHeaderErrors(t *testing.T) {
 // before allocating the first one. And a declared size beyond any limit
 // is refused without an attempt to allocate it.
 func TestLoadScalableHeaderSizeBeforeAlloc(t *testing.T) {
-	s := grownScalable(t, 60, ScalableOptions{}) // 2 sub-filters
+	s := grownScalable(t, 60, Growth{}) // 2 sub-filters
 	const subBytes = 48 << 20
 	d := bytes.Clone(s.DumpHeader())
 	for i := range 2 {
@@ -354,7 +352,7 @@ func TestLoadScalableHeaderSizeBeforeAlloc(t *testing.T) {
 }
 
 func TestScalablePayloadBounds(t *testing.T) {
-	s := grownScalable(t, 200, ScalableOptions{})
+	s := grownScalable(t, 200, Growth{})
 	size := s.PayloadSize()
 	if size != int64(s.Bytes()) {
 		t.Fatalf("PayloadSize %d, Bytes %d", size, s.Bytes())
@@ -414,7 +412,7 @@ func TestScalablePayloadBounds(t *testing.T) {
 }
 
 func TestScalablePayloadSegment(t *testing.T) {
-	s := grownScalable(t, 1000, ScalableOptions{})
+	s := grownScalable(t, 1000, Growth{})
 	var start int64
 	for i, f := range s.filters() {
 		end := start + int64(f.Bytes())
@@ -434,7 +432,7 @@ func TestScalablePayloadSegment(t *testing.T) {
 }
 
 func TestScalableGrowHook(t *testing.T) {
-	s := grownScalable(t, 50, ScalableOptions{}) // sub-filter 0 full
+	s := grownScalable(t, 50, Growth{}) // sub-filter 0 full
 	var calls []uint64
 	s.SetGrowHook(func(extra uint64) error { calls = append(calls, extra); return nil })
 	addKeys(t, s, "key", 400) // grows to 4 sub-filters
@@ -483,7 +481,7 @@ func TestScalableGrowHook(t *testing.T) {
 // TestScalableGrowHookAfterSizeCheck: growth beyond WithMaxBytes fails
 // with ErrTooLarge without asking the hook.
 func TestScalableGrowHookAfterSizeCheck(t *testing.T) {
-	s := grownScalable(t, 0, ScalableOptions{}, WithMaxBytes(200))
+	s := grownScalable(t, 0, Growth{}, WithMaxBytes(200))
 	called := false
 	s.SetGrowHook(func(uint64) error { called = true; return nil })
 	var err error
@@ -497,7 +495,7 @@ func TestScalableGrowHookAfterSizeCheck(t *testing.T) {
 
 // TestScalableGrowHookConcurrent swaps the hook while goroutines add.
 func TestScalableGrowHookConcurrent(t *testing.T) {
-	s := grownScalable(t, 0, ScalableOptions{}, WithConcurrent())
+	s := grownScalable(t, 0, Growth{}, WithConcurrent())
 	var mu sync.Mutex
 	var charged uint64
 	charge := func(extra uint64) error { mu.Lock(); charged += extra; mu.Unlock(); return nil }
@@ -532,11 +530,11 @@ func TestScalableGrowHookConcurrent(t *testing.T) {
 // reach the field checks.
 func FuzzLoadScalableHeader(f *testing.F) {
 	for _, s := range []*Scalable{
-		grownScalable(f, 0, ScalableOptions{}),
-		grownScalable(f, 120, ScalableOptions{}),
-		grownScalable(f, 400, ScalableOptions{RedisBloom: true, Expansion: 3}, WithLayout(Classic)),
-		grownScalable(f, 60, ScalableOptions{}, WithKey(fuzzKey)),
-		grownScalable(f, 50, ScalableOptions{NonScaling: true}, WithLayout(Classic)),
+		grownScalable(f, 0, Growth{}),
+		grownScalable(f, 120, Growth{}),
+		grownScalable(f, 400, Growth{RedisBloom: true, Expansion: 3}, WithLayout(Classic)),
+		grownScalable(f, 60, Growth{}, WithKey(fuzzKey)),
+		grownScalable(f, 50, Growth{NonScaling: true}, WithLayout(Classic)),
 	} {
 		h := s.DumpHeader()
 		f.Add(h)
@@ -563,6 +561,7 @@ func checkLoadScalableHeader(t *testing.T, data []byte) {
 			}
 			continue
 		}
+		checkScalableFields(t, s)
 		if again := s.DumpHeader(); !bytes.Equal(again, data) {
 			t.Fatalf("re-dump differs:\n in  %x\n out %x", data, again)
 		}

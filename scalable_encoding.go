@@ -57,16 +57,16 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 // head returns the kind-2 header and the parameter block of the chain fs,
 // 128 bytes. The caller holds s.mu.
 func (s *Scalable) head(fs []*Filter) []byte {
-	h := header{kind: kindScalable, layout: uint8(s.cfg.layout), hash: uint8(fs[0].HashID()),
-		m: uint64(len(fs)), n: s.n0, p: s.p, count: s.Count()}
-	if fs[0].keyed {
-		h.flags, h.keyCheck = flagKeyed, keyCheck(fs[0].k0, fs[0].k1)
+	h := header{kind: kindScalable, layout: uint8(fs[0].layout), hash: uint8(fs[0].HashID()),
+		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count()}
+	if fs[0].key != nil {
+		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
 	prm := make([]byte, scalableParams)
 	le := binary.LittleEndian
-	le.PutUint64(prm[0:], s.s)
-	le.PutUint64(prm[8:], math.Float64bits(s.r))
-	le.PutUint64(prm[16:], math.Float64bits(s.f))
+	le.PutUint64(prm[0:], s.prm.s)
+	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
+	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
 	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
 	return append(h.marshal(), prm...)
 }
@@ -84,12 +84,17 @@ func (s *Scalable) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s with the scalable filter encoded in data
 // (encoding.BinaryUnmarshaler); data must hold exactly one encoding. It
 // reads keyed encodings with s's key (from NewScalable(…, WithKey(key)));
-// use LoadScalable otherwise. On error s is unchanged.
+// use LoadScalable otherwise. On error s is unchanged. Like
+// Filter.UnmarshalBinary it needs exclusive access: no other method of s
+// may run meanwhile.
 func (s *Scalable) UnmarshalBinary(data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.cfg
-	c.maxBytes = DefaultMaxBytes
+	c := config{maxBytes: DefaultMaxBytes}
+	if fs := s.filters(); len(fs) > 0 {
+		c.concurrent = fs[0].concurrent
+		c.keyed, c.key = keyConfig(fs[0].key)
+	}
 	r := bytes.NewReader(data)
 	g, err := decodeScalable(r, c)
 	if err != nil {
@@ -98,8 +103,15 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 	if r.Len() != 0 {
 		return fmt.Errorf("%w: %d bytes after the filter", ErrFormat, r.Len())
 	}
-	s.n0, s.p, s.s, s.r, s.f, s.cfg = g.n0, g.p, g.s, g.r, g.f, g.cfg
-	s.chain.Store(g.chain.Load())
+	s.prm = g.prm
+	fs := g.filters()
+	s.first = g.first
+	s.one[0] = &s.first
+	s.chain.Store(nil)
+	if len(fs) > 1 {
+		fs = append([]*Filter{&s.first}, fs[1:]...)
+		s.chain.Store(&fs)
+	}
 	return nil
 }
 
@@ -116,16 +128,21 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fs []*Filter
+	c.layout = Layout(h.layout)
+	g := s.ruleOf(h)
+	fs := make([]*Filter, 0, h.m)
 	var size, count uint64
 	for i := range int(h.m) {
-		sc := s.cfg
+		sc := c
 		sc.maxBytes = c.maxBytes - size
-		f, _, err := decode(r, sc)
-		if err != nil {
+		f := &s.first
+		if i > 0 {
+			f = new(Filter)
+		}
+		if _, err := decodeInto(f, r, sc); err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		if err := s.checkSub(i, int(h.m), f.Sizing(), f.Inserted()); err != nil {
+		if err := g.checkSub(c.layout, i, int(h.m), f.Sizing(), f.Inserted()); err != nil {
 			return nil, err
 		}
 		fs = append(fs, f)
@@ -135,13 +152,30 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 	if err := checkCount(h, count); err != nil {
 		return nil, err
 	}
-	s.chain.Store(&fs)
+	s.setChain(fs)
 	return s, nil
+}
+
+// setChain makes fs, whose first element is &s.first, the chain of a
+// filter nobody else uses yet.
+func (s *Scalable) setChain(fs []*Filter) {
+	s.one[0] = &s.first
+	for _, f := range fs[1:] {
+		f.key = s.first.key // one key for all
+	}
+	if len(fs) > 1 {
+		s.chain.Store(&fs)
+	}
+}
+
+// ruleOf is the growth rule of s with the first capacity in h.
+func (s *Scalable) ruleOf(h header) growthRule {
+	return growthRule{h.n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
 }
 
 // readScalableHead reads and checks the kind-2 header and the parameter
 // block, and returns the filter they describe, with no sub-filters yet
-// (its cfg is c with the encoded layout), and the header.
+// (its size limit c's), and the header.
 func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	h, _, err := readHeader(r, kindScalable)
 	if err != nil {
@@ -167,7 +201,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if l := Layout(h.layout); l != Blocked && l != Classic {
 		return nil, h, fmt.Errorf("%w: layout %d", ErrFormat, h.layout)
 	}
-	so := ScalableOptions{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
+	so := Growth{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
 		Tightening: math.Float64frombits(le.Uint64(prm[8:])), FirstShare: math.Float64frombits(le.Uint64(prm[16:]))}
 	if !(so.Tightening > 0 && so.Tightening < 1 && so.FirstShare > 0 && so.FirstShare < 1) {
 		return nil, h, fmt.Errorf("%w: tightening %v, first share %v", ErrFormat, so.Tightening, so.FirstShare)
@@ -175,23 +209,30 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if so.NonScaling && h.m != 1 {
 		return nil, h, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
 	}
-	s := &Scalable{n0: h.n, p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, cfg: c}
-	s.cfg.layout = Layout(h.layout)
+	if so.Expansion > MaxExpansion {
+		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
+	}
+	s := &Scalable{prm: params(growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes})}
 	if err := checkNP(h.n, h.p); err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	if total, ok := s.ruleOf(h).capacity(int(h.m)); !ok {
+		return nil, h, fmt.Errorf("%w: %d sub-filters from capacity %d with expansion %d hold more than 2^63-1 items (%d)",
+			ErrFormat, h.m, h.n, so.Expansion, total)
 	}
 	return s, h, nil
 }
 
-// checkSub checks sub-filter i of a chain of m, with geometry sz and
-// count items, against the chain's rules: its layout, capacity and rate,
-// and every sub-filter but the last holding exactly its capacity.
-func (s *Scalable) checkSub(i, m int, sz Sizing, count uint64) error {
-	capacity, p := s.subSizing(i)
+// checkSub checks sub-filter i of a chain of m with layout, with
+// geometry sz and count items, against the chain's rules g: its layout,
+// capacity and rate, and every sub-filter but the last holding exactly
+// its capacity.
+func (g growthRule) checkSub(layout Layout, i, m int, sz Sizing, count uint64) error {
+	capacity, p := g.sub(i)
 	var err error
 	switch {
-	case sz.Layout != s.cfg.layout:
-		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, s.cfg.layout)
+	case sz.Layout != layout:
+		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, layout)
 	case sz.N != capacity || sz.P != p:
 		err = fmt.Errorf("capacity %d at rate %g, the chain's rules give %d at %g", sz.N, sz.P, capacity, p)
 	case count > capacity || (i < m-1 && count != capacity):

@@ -11,9 +11,9 @@ import (
 
 // grownScalable returns a scalable filter of capacity 50 grown with items
 // key0 … key(items−1).
-func grownScalable(t testing.TB, items int, so ScalableOptions, opts ...Option) *Scalable {
+func grownScalable(t testing.TB, items int, so Growth, opts ...Option) *Scalable {
 	t.Helper()
-	s, err := NewScalable(50, 0.01, so, opts...)
+	s, err := NewScalable(50, 0.01, append([]Option{WithGrowth(so)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,15 +29,15 @@ func TestScalableEncodingRoundTrip(t *testing.T) {
 	cases := []struct {
 		name  string
 		items int
-		so    ScalableOptions
+		so    Growth
 		opts  []Option
 	}{
-		{"empty", 0, ScalableOptions{}, nil},
-		{"grown", 1000, ScalableOptions{}, nil},
-		{"classic", 700, ScalableOptions{}, []Option{WithLayout(Classic)}},
-		{"keyed", 400, ScalableOptions{}, []Option{WithKey(fuzzKey)}},
-		{"redisbloom x3", 900, ScalableOptions{RedisBloom: true, Expansion: 3}, nil},
-		{"nonscaling", 50, ScalableOptions{NonScaling: true}, nil},
+		{"empty", 0, Growth{}, nil},
+		{"grown", 1000, Growth{}, nil},
+		{"classic", 700, Growth{}, []Option{WithLayout(Classic)}},
+		{"keyed", 400, Growth{}, []Option{WithKey(fuzzKey)}},
+		{"redisbloom x3", 900, Growth{RedisBloom: true, Expansion: 3}, nil},
+		{"nonscaling", 50, Growth{NonScaling: true}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestScalableEncodingRoundTrip(t *testing.T) {
 }
 
 func TestScalableEncodingErrors(t *testing.T) {
-	s := grownScalable(t, 200, ScalableOptions{})
+	s := grownScalable(t, 200, Growth{})
 	data, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestScalableEncodingErrors(t *testing.T) {
 		t.Errorf("keyed load of an unkeyed filter: %v", err)
 	}
 	// The receiver is unchanged on error.
-	u := grownScalable(t, 10, ScalableOptions{})
+	u := grownScalable(t, 10, Growth{})
 	before, _ := u.MarshalBinary()
 	if err := u.UnmarshalBinary(data[:len(data)-1]); err == nil {
 		t.Fatal("truncated data accepted")
@@ -173,7 +173,7 @@ func TestScalableEncodingErrors(t *testing.T) {
 // TestScalableWriteDuringAdds encodes while other goroutines add: every
 // encoding decodes, and holds only whole states.
 func TestScalableWriteDuringAdds(t *testing.T) {
-	s := grownScalable(t, 0, ScalableOptions{}, WithConcurrent())
+	s := grownScalable(t, 0, Growth{}, WithConcurrent())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -198,10 +198,10 @@ func TestScalableWriteDuringAdds(t *testing.T) {
 
 func FuzzUnmarshalScalable(f *testing.F) {
 	for _, s := range []*Scalable{
-		grownScalable(f, 0, ScalableOptions{}),
-		grownScalable(f, 120, ScalableOptions{}),
-		grownScalable(f, 60, ScalableOptions{}, WithKey(fuzzKey)),
-		grownScalable(f, 50, ScalableOptions{NonScaling: true}, WithLayout(Classic)),
+		grownScalable(f, 0, Growth{}),
+		grownScalable(f, 120, Growth{}),
+		grownScalable(f, 60, Growth{}, WithKey(fuzzKey)),
+		grownScalable(f, 50, Growth{NonScaling: true}, WithLayout(Classic)),
 	} {
 		data, err := s.MarshalBinary()
 		if err != nil {
@@ -233,6 +233,7 @@ func checkDecodeScalable(t *testing.T, data []byte) {
 			}
 			continue
 		}
+		checkScalableFields(t, s)
 		again, err := s.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)

@@ -18,7 +18,7 @@ func TestFPRScalable(t *testing.T) {
 		for _, p := range []float64{0.01, 0.001} {
 			t.Run(fmt.Sprintf("%s/p=%g", layout, p), func(t *testing.T) {
 				t.Parallel()
-				s, err := NewScalable(100, p, ScalableOptions{}, WithLayout(layout))
+				s, err := NewScalable(100, p, WithLayout(layout))
 				if err != nil {
 					t.Fatal(err)
 				}

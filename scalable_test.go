@@ -6,16 +6,17 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // TestScalableRedisBloomCounters checks the RedisBloom-mode counters
-// against figures worked out by hand from DESIGN.md §7: capacity 100,
+// against figures worked out by hand from docs/DESIGN.md §5 and §7: capacity 100,
 // expansion 2 → sub-filters of 100, 200, 400, …; a new sub-filter opens
 // when a new item arrives and the last one holds its capacity.
 func TestScalableRedisBloomCounters(t *testing.T) {
 	// At p = 1e-6 a false positive among these 701 items is improbable
 	// (about 1e-3), and the keys are fixed, so every count is exact.
-	s, err := NewScalable(100, 1e-6, ScalableOptions{RedisBloom: true})
+	s, err := NewScalable(100, 1e-6, WithRedisBloomSplit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestScalableRedisBloomCounters(t *testing.T) {
 }
 
 func TestScalableNonScalingFull(t *testing.T) {
-	s, err := NewScalable(50, 0.001, ScalableOptions{NonScaling: true})
+	s, err := NewScalable(50, 0.001, WithNonScaling())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestScalableNonScalingFull(t *testing.T) {
 }
 
 func TestScalableConcurrentNoFalseNegatives(t *testing.T) {
-	s, err := NewScalable(1000, 0.01, ScalableOptions{}, WithConcurrent())
+	s, err := NewScalable(1000, 0.01, WithConcurrent())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestScalableMemoryAtCapacity(t *testing.T) {
 	const n = 20_000
 	for _, layout := range []Layout{Blocked, Classic} {
 		for _, p := range []float64{0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7} {
-			s, err := NewScalable(n, p, ScalableOptions{}, WithLayout(layout))
+			s, err := NewScalable(n, p, WithLayout(layout))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,26 +166,26 @@ func TestScalableErrorSplit(t *testing.T) {
 	const p = 0.01
 	cases := []struct {
 		name string
-		so   ScalableOptions
+		so   Growth
 		want func(i int) float64
 	}{
-		{"default", ScalableOptions{}, func(i int) float64 {
+		{"default", Growth{}, func(i int) float64 {
 			if i == 0 {
 				return 0.9 * p
 			}
 			return 0.1 * p * 0.5 * math.Pow(0.5, float64(i-1))
 		}},
-		{"redisbloom", ScalableOptions{RedisBloom: true}, func(i int) float64 { return p * math.Pow(0.5, float64(i+1)) }},
-		{"textbook r=0.8", ScalableOptions{Tightening: 0.8, FirstShare: 0.2}, func(i int) float64 { return p * 0.2 * math.Pow(0.8, float64(i)) }},
+		{"redisbloom", Growth{RedisBloom: true}, func(i int) float64 { return p * math.Pow(0.5, float64(i+1)) }},
+		{"textbook r=0.8", Growth{Tightening: 0.8, FirstShare: 0.2}, func(i int) float64 { return p * 0.2 * math.Pow(0.8, float64(i)) }},
 	}
 	for _, c := range cases {
-		s, err := NewScalable(10, p, c.so)
+		s, err := NewScalable(10, p, WithGrowth(c.so))
 		if err != nil {
 			t.Fatal(err)
 		}
 		sum := 0.0
 		for i := range MaxSubFilters {
-			_, got := s.subSizing(i)
+			_, got := s.rule().sub(i)
 			if want := c.want(i); math.Abs(got-want) > 1e-12*want {
 				t.Errorf("%s: sub-filter %d rate %g, want %g", c.name, i, got, want)
 			}
@@ -194,8 +195,8 @@ func TestScalableErrorSplit(t *testing.T) {
 			t.Errorf("%s: rates sum to %g > %g", c.name, sum, p)
 		}
 	}
-	for _, so := range []ScalableOptions{{Tightening: 1}, {FirstShare: 1.5}, {Tightening: -0.1}, {RedisBloom: true, FirstShare: 0.9}} {
-		if _, err := NewScalable(10, p, so); err == nil {
+	for _, so := range []Growth{{Tightening: 1}, {FirstShare: 1.5}, {Tightening: -0.1}, {RedisBloom: true, FirstShare: 0.9}} {
+		if _, err := NewScalable(10, p, WithGrowth(so)); err == nil {
 			t.Errorf("NewScalable(%+v) accepted", so)
 		}
 	}
@@ -204,7 +205,7 @@ func TestScalableErrorSplit(t *testing.T) {
 // TestScalableGrowthLimit: growth stops with ErrTooLarge at WithMaxBytes,
 // and the filter keeps answering for what it holds.
 func TestScalableGrowthLimit(t *testing.T) {
-	s, err := NewScalable(1000, 0.01, ScalableOptions{}, WithMaxBytes(8<<10))
+	s, err := NewScalable(1000, 0.01, WithMaxBytes(8<<10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestScalableGrowthLimit(t *testing.T) {
 // from many goroutines are still safe; tests run after them.
 func TestScalableConcurrentAdds(t *testing.T) {
 	for _, layout := range []Layout{Blocked, Classic} {
-		s, err := NewScalable(500, 0.001, ScalableOptions{}, WithLayout(layout))
+		s, err := NewScalable(500, 0.001, WithLayout(layout))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,5 +286,51 @@ func TestScalableConcurrentAdds(t *testing.T) {
 		if s.NumFilters() < 4 {
 			t.Errorf("%s: %d sub-filters after growing 34×", layout, s.NumFilters())
 		}
+	}
+}
+
+// TestScalableFootprint pins the size of a Scalable (which holds its first
+// sub-filter and shares its growth parameters): a server keeps one per
+// key, so every word counts. 112 bytes is a Go size class; a field more
+// rounds up to 128.
+func TestScalableFootprint(t *testing.T) {
+	if got := unsafe.Sizeof(Scalable{}); got > 112 {
+		t.Errorf("Scalable is %d bytes, want at most 112", got)
+	}
+	s, err := NewScalable(100, 0.01, WithRedisBloomSplit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := s.filters(); len(fs) != 1 || fs[0] != &s.first {
+		t.Errorf("a new filter's chain is %v, want its embedded first sub-filter", fs)
+	}
+	same, err := NewScalable(5000, 0.01, WithRedisBloomSplit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.prm != s.prm {
+		t.Error("two filters with the same growth parameters do not share them")
+	}
+	other, _ := NewScalable(100, 0.02, WithRedisBloomSplit())
+	if other.prm == s.prm || other.prm.p != 0.02 {
+		t.Error("filters with different rates share their parameters")
+	}
+}
+
+// Filters with ever new parameters do not grow the shared table past its
+// bound; each then keeps its own copy, which is right all the same.
+func TestScalableSharedParamsBounded(t *testing.T) {
+	for i := range maxSharedParams + 500 {
+		p := 0.001 + float64(i)*1e-7
+		s, err := NewScalable(10, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.TargetFPR() != p {
+			t.Fatalf("rate %v, want %v", s.TargetFPR(), p)
+		}
+	}
+	if n := sharedParams.n.Load(); n > maxSharedParams {
+		t.Fatalf("%d shared parameter sets, bound %d", n, maxSharedParams)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// designTable is DESIGN.md §3: bits per key (2 decimals) and the best k for
+// designTable is docs/DESIGN.md §3: bits per key (2 decimals) and the best k for
 // FPR <= p, from the exact model of each layout, without a sizing margin.
 var designTable = []struct {
 	p                  float64
@@ -31,10 +31,10 @@ func TestOptimumMatchesDesignTable(t *testing.T) {
 		mc, kc := optimalClassic(n, row.p)
 		mb, kb := optimalBlocked(n, row.p)
 		if got := fmt.Sprintf("%.2f", float64(mc)/n); got != row.classic || kc != row.classicK {
-			t.Errorf("p=%g classic: %s bits/key k=%d, DESIGN.md says %s k=%d", row.p, got, kc, row.classic, row.classicK)
+			t.Errorf("p=%g classic: %s bits/key k=%d, docs/DESIGN.md says %s k=%d", row.p, got, kc, row.classic, row.classicK)
 		}
 		if got := fmt.Sprintf("%.2f", float64(mb)/n); got != row.blocked || kb != row.blockedK {
-			t.Errorf("p=%g blocked: %s bits/key k=%d, DESIGN.md says %s k=%d", row.p, got, kb, row.blocked, row.blockedK)
+			t.Errorf("p=%g blocked: %s bits/key k=%d, docs/DESIGN.md says %s k=%d", row.p, got, kb, row.blocked, row.blockedK)
 		}
 		// The optimum is tight: it meets p, and one step smaller does not
 		// (with the same k; a different k could only be worse, or it would
@@ -212,12 +212,12 @@ func TestExpectedFPROverfilled(t *testing.T) {
 	}
 }
 
-// TestBlockedModelMonteCarlo fills real blocked filters and compares the
+// TestFPRBlockedModelMonteCarlo fills real blocked filters and compares the
 // rate they have (EstimatedFPR, exact for uniform queries given the bits)
 // and a measured rate of absent keys with the model's ExpectedFPR. The
 // second case also checks that the comparison is sharp enough to reject
 // the textbook shortcut (1-(1-1/512)^(ik))^k, which is ~4% low there.
-func TestBlockedModelMonteCarlo(t *testing.T) {
+func TestFPRBlockedModelMonteCarlo(t *testing.T) {
 	cases := []struct {
 		blocks, lambda uint64
 		k              uint32
@@ -279,7 +279,7 @@ func TestBlockedModelMonteCarlo(t *testing.T) {
 	}
 }
 
-// shortcutBlockedFPR is the textbook approximation DESIGN.md §3 warns about.
+// shortcutBlockedFPR is the textbook approximation docs/DESIGN.md §3 warns about.
 func shortcutBlockedFPR(lambda float64, k int) float64 {
 	s := 0.0
 	for i := 0; float64(i) < lambda+15*math.Sqrt(lambda)+40; i++ {
@@ -343,6 +343,36 @@ func TestSizeBoundsSpread(t *testing.T) {
 			}
 			if s.Bits != m || s.K != k {
 				t.Errorf("%v: the spread term changed a large filter (margin-only m=%d k=%d)", s, m, k)
+			}
+		}
+	}
+}
+
+// TestSizeExtremeRates: for rates far outside what filters are made for
+// (down to the smallest float64, up to 1 − 2^-53), Size either refuses
+// with ErrTooLarge or gives a filter whose expected rate is at most p.
+// (The classic fill of a huge array for a tiny rate once rounded to 0:
+// Size(1, 5e-324, Classic) returned 2^54 bits with k = 1, rate 5.5e-17.)
+func TestSizeExtremeRates(t *testing.T) {
+	for _, layout := range []Layout{Blocked, Classic} {
+		for _, n := range []uint64{1, 100, 1e9} {
+			for _, p := range []float64{1e-20, 1e-100, 1e-300, 5e-324, 0.9, 0.999999, 1 - 0x1p-53} {
+				s, err := Size(n, p, layout)
+				if err != nil {
+					if !errors.Is(err, ErrTooLarge) {
+						t.Errorf("Size(%d, %g, %s): %v", n, p, layout, err)
+					}
+					continue
+				}
+				if r := s.FPRAt(n); !(r <= p) {
+					t.Errorf("Size(%d, %g, %s) = %v: expected rate %g", n, p, layout, s, r)
+				}
+				if layout == Classic { // a lower bound (Jensen), computed apart from the model
+					fill := -math.Expm1(float64(s.K) * float64(n) * math.Log1p(-1/float64(s.Bits)))
+					if r := math.Pow(fill, float64(s.K)); !(r <= p) {
+						t.Errorf("Size(%d, %g, %s) = %v: rate at least %g", n, p, layout, s, r)
+					}
+				}
 			}
 		}
 	}

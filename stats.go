@@ -25,7 +25,7 @@ func (f *Filter) popcount(from, to uint64) uint64 {
 
 // FillRatio is the fraction of bits set. It reads the whole bit array.
 func (f *Filter) FillRatio() float64 {
-	return float64(f.popcount(0, uint64(len(f.words)))) / float64(f.m)
+	return float64(f.popcount(0, uint64(len(f.words)))) / float64(f.m())
 }
 
 // Count estimates the number of distinct items added from the bits set
@@ -34,10 +34,10 @@ func (f *Filter) FillRatio() float64 {
 // a saturated filter it is a lower bound.
 func (f *Filter) Count() uint64 {
 	if f.layout == Classic {
-		return uint64(math.Round(throws(f.popcount(0, uint64(len(f.words))), f.m) / float64(f.k)))
+		return uint64(math.Round(throws(f.popcount(0, uint64(len(f.words))), f.m()) / float64(f.k)))
 	}
 	t := 0.0
-	for b := range f.blocks {
+	for b := range f.blocks() {
 		t += throws(f.popcount(b*8, b*8+8), BlockBits)
 	}
 	return uint64(math.Round(t / float64(f.k)))
@@ -62,7 +62,7 @@ func (f *Filter) EstimatedFPR() float64 {
 		return math.Pow(f.FillRatio(), k)
 	}
 	var byPop [BlockBits + 1]uint64
-	for b := range f.blocks {
+	for b := range f.blocks() {
 		byPop[f.popcount(b*8, b*8+8)]++
 	}
 	s := 0.0
@@ -71,7 +71,7 @@ func (f *Filter) EstimatedFPR() float64 {
 			s += float64(c) * math.Pow(float64(x)/BlockBits, k)
 		}
 	}
-	return s / float64(f.blocks)
+	return s / float64(f.blocks())
 }
 
 // EstimateFromFill estimates, from the number of set bits alone (all a

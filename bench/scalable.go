@@ -55,10 +55,10 @@ type ScalableShape struct {
 // NewScalableLib returns an empty scalable filter of the named library,
 // told initial capacity n and compound false-positive rate p. so and opts
 // configure ours; BoomFilters gets hint n, rate p and r = BoomTightening.
-func NewScalableLib(name string, n uint64, p float64, so bloom.ScalableOptions, opts ...bloom.Option) (ScalableLib, error) {
+func NewScalableLib(name string, n uint64, p float64, so bloom.Growth, opts ...bloom.Option) (ScalableLib, error) {
 	switch name {
 	case OursScalable:
-		f, err := bloom.NewScalable(n, p, so, opts...)
+		f, err := bloom.NewScalable(n, p, append([]bloom.Option{bloom.WithGrowth(so)}, opts...)...)
 		return &oursScalable{f: f}, err
 	case BoomScalable:
 		return &boomScalable{f: boom.NewScalableBloomFilter(uint(n), p, BoomTightening)}, nil

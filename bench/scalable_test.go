@@ -42,7 +42,7 @@ func TestScalableAdapters(t *testing.T) {
 	const n, p = 20_000, 0.01
 	keys := Keys(3, 3*n)
 	for _, name := range ScalableLibNames {
-		l, err := NewScalableLib(name, n, p, bloom.ScalableOptions{})
+		l, err := NewScalableLib(name, n, p, bloom.Growth{})
 		if err != nil {
 			t.Fatal(err)
 		}

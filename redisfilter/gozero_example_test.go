@@ -12,7 +12,7 @@ import (
 // opens the same key with the same bit count and keeps its data.
 func ExampleOpenGoZero() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	client := redis.NewClient(&redis.Options{Addr: redisAddr})
 	f, err := redisfilter.OpenGoZero(client, "seen-users", 20<<20)
 	if err != nil {
 		panic(err)
@@ -26,4 +26,5 @@ func ExampleOpenGoZero() {
 		panic(err)
 	}
 	fmt.Println(isNew, found)
+	// Output: true [true false]
 }

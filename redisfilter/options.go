@@ -33,6 +33,7 @@ type options struct {
 	shardBytes uint64
 	maxBytes   uint64
 	refresh    time.Duration
+	growth     bloom.Growth
 }
 
 func newOptions(opts []Option) (options, error) {
@@ -66,3 +67,9 @@ func WithMaxBytes(n uint64) Option { return func(o *options) { o.maxBytes = n } 
 // WithRefresh sets how often the Filter re-reads its metadata to follow
 // rotations by other clients (default DefaultRefresh; 0 never).
 func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh = d } }
+
+// WithGrowth sets the growth rule of a filter CreateScalable makes, as
+// bloom.WithGrowth does for bloom.NewScalable (default: bloom's defaults;
+// bloom.Growth{RedisBloom: true} for RedisBloom's error split). Other
+// functions ignore it: an open filter's metadata says.
+func WithGrowth(g bloom.Growth) Option { return func(o *options) { o.growth = g } }

@@ -17,7 +17,7 @@ import (
 // counting rules of bloom.Scalable: its sub-filters are those of the
 // in-memory Scalable with the same parameters (bloom.ScalablePlan), with
 // the same hash and bits, so for the same items in the same order both
-// answer alike and count alike. With bloom.ScalableOptions.RedisBloom its
+// answer alike and count alike. With bloom.Growth.RedisBloom its
 // counters (BF.INFO's Capacity, Number of filters, Number of items
 // inserted, Expansion rate) are RedisBloom's for the same commands, also
 // with many clients adding at once.
@@ -69,12 +69,12 @@ const maxStale = 100
 // if the key name exists. Of opts, WithLayout, WithKey and WithMaxBytes
 // (the total of all sub-filters) apply.
 func CreateScalable(ctx context.Context, client redis.UniversalClient, name string, n0 uint64, p float64,
-	so bloom.ScalableOptions, opts ...Option) (*Scalable, error) {
+	opts ...Option) (*Scalable, error) {
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := bloom.NewScalablePlan(n0, p, so, o.layout)
+	plan, err := bloom.NewScalablePlan(n0, p, bloom.WithGrowth(o.growth), bloom.WithLayout(o.layout))
 	if err != nil {
 		return nil, fmt.Errorf("redisfilter: create %q: %w", name, err)
 	}

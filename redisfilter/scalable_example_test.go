@@ -14,8 +14,8 @@ import (
 // counters are those BF.INFO would report after the same adds.
 func ExampleCreateScalable() {
 	ctx := context.Background()
-	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
-	s, err := redisfilter.CreateScalable(ctx, client, "seen", 100, 0.01, bloom.ScalableOptions{RedisBloom: true})
+	client := redis.NewClient(&redis.Options{Addr: redisAddr})
+	s, err := redisfilter.CreateScalable(ctx, client, "seen", 100, 0.01, redisfilter.WithGrowth(bloom.Growth{RedisBloom: true}))
 	if errors.Is(err, redisfilter.ErrExists) {
 		s, err = redisfilter.OpenScalable(ctx, client, "seen")
 	}
@@ -33,4 +33,5 @@ func ExampleCreateScalable() {
 		panic(err)
 	}
 	fmt.Println(isNew, in.Capacity, in.Filters, in.Items, in.Expansion)
+	// Output: [true true false] 100 1 2 2
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func mustCreateScalable(t *testing.T, c redis.UniversalClient, name string, n0 uint64, p float64, so bloom.ScalableOptions, opts ...Option) *Scalable {
+func mustCreateScalable(t *testing.T, c redis.UniversalClient, name string, n0 uint64, p float64, so bloom.Growth, opts ...Option) *Scalable {
 	t.Helper()
-	s, err := CreateScalable(context.Background(), c, name, n0, p, so, opts...)
+	s, err := CreateScalable(context.Background(), c, name, n0, p, append([]Option{WithGrowth(so)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func mustCreateScalable(t *testing.T, c redis.UniversalClient, name string, n0 u
 // every count is exact.
 func checkRedisBloomCounters(t *testing.T, c redis.UniversalClient, name string) {
 	ctx := context.Background()
-	s := mustCreateScalable(t, c, name, 100, 1e-6, bloom.ScalableOptions{RedisBloom: true})
+	s := mustCreateScalable(t, c, name, 100, 1e-6, bloom.Growth{RedisBloom: true})
 	steps := []struct {
 		to       int    // add distinct items up to this index
 		filters  int    // sub-filters afterwards
@@ -108,7 +108,7 @@ func TestScalableCluster(t *testing.T) {
 		if got, err := c.ClusterKeySlot(ctx, name).Result(); err != nil || got != int64(slot(name)) {
 			t.Errorf("slot(%q) = %d, CLUSTER KEYSLOT %d (%v)", name, slot(name), got, err)
 		}
-		s := mustCreateScalable(t, c, name, 10, 0.01, bloom.ScalableOptions{})
+		s := mustCreateScalable(t, c, name, 10, 0.01, bloom.Growth{})
 		if _, err := s.AddMany(ctx, items("k", 0, 100)); err != nil {
 			t.Fatalf("%q: %v", name, err)
 		}
@@ -140,19 +140,19 @@ func TestScalableSameAsInMemory(t *testing.T) {
 	key := [16]byte{7}
 	cases := []struct {
 		name string
-		so   bloom.ScalableOptions
+		so   bloom.Growth
 		opts []Option
 		bopt []bloom.Option
 	}{
-		{"blocked", bloom.ScalableOptions{}, nil, nil},
-		{"classic", bloom.ScalableOptions{}, []Option{WithLayout(bloom.Classic)}, []bloom.Option{bloom.WithLayout(bloom.Classic)}},
-		{"redisbloom-classic", bloom.ScalableOptions{RedisBloom: true, Expansion: 3}, []Option{WithLayout(bloom.Classic)}, []bloom.Option{bloom.WithLayout(bloom.Classic)}},
-		{"keyed", bloom.ScalableOptions{RedisBloom: true}, []Option{WithKey(key)}, []bloom.Option{bloom.WithKey(key)}},
+		{"blocked", bloom.Growth{}, nil, nil},
+		{"classic", bloom.Growth{}, []Option{WithLayout(bloom.Classic)}, []bloom.Option{bloom.WithLayout(bloom.Classic)}},
+		{"redisbloom-classic", bloom.Growth{RedisBloom: true, Expansion: 3}, []Option{WithLayout(bloom.Classic)}, []bloom.Option{bloom.WithLayout(bloom.Classic)}},
+		{"keyed", bloom.Growth{RedisBloom: true}, []Option{WithKey(key)}, []bloom.Option{bloom.WithKey(key)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustCreateScalable(t, c, "same-"+tc.name, 100, 0.01, tc.so, tc.opts...)
-			mem, err := bloom.NewScalable(100, 0.01, tc.so, tc.bopt...)
+			mem, err := bloom.NewScalable(100, 0.01, append([]bloom.Option{bloom.WithGrowth(tc.so)}, tc.bopt...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +227,7 @@ func sameSubFilters(t *testing.T, c *redis.Client, info ScalableInfo, mem *bloom
 func TestScalableNonScalingFull(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	s := mustCreateScalable(t, c, "full", 50, 0.001, bloom.ScalableOptions{NonScaling: true})
+	s := mustCreateScalable(t, c, "full", 50, 0.001, bloom.Growth{NonScaling: true})
 	if _, err := s.AddMany(ctx, items("k", 0, 50)); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestScalableConcurrent(t *testing.T) {
 
 func checkConcurrent(t *testing.T, c redis.UniversalClient, newClient func() redis.UniversalClient) {
 	ctx := context.Background()
-	s := mustCreateScalable(t, c, "conc", 500, 0.01, bloom.ScalableOptions{RedisBloom: true})
+	s := mustCreateScalable(t, c, "conc", 500, 0.01, bloom.Growth{RedisBloom: true})
 	const writers, per, step = 4, 5000, 2500 // writer w adds u[w·step, w·step+per)
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -324,7 +324,7 @@ func TestScalableNoScript(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
 	c.ScriptFlush(ctx)
-	s := mustCreateScalable(t, c, "noscript", 10, 0.01, bloom.ScalableOptions{})
+	s := mustCreateScalable(t, c, "noscript", 10, 0.01, bloom.Growth{})
 	for i := range 5 {
 		c.ScriptFlush(ctx)
 		if _, err := s.AddMany(ctx, items("x", i*10, i*10+15)); err != nil {
@@ -374,7 +374,7 @@ func TestScalableFPR(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
 	const p = 0.01
-	for _, so := range []bloom.ScalableOptions{{}, {RedisBloom: true}} {
+	for _, so := range []bloom.Growth{{}, {RedisBloom: true}} {
 		s := mustCreateScalable(t, c, fmt.Sprintf("fpr-%v", so.RedisBloom), 100, p, so)
 		if _, err := s.AddMany(ctx, items("member", 0, 20_000)); err != nil {
 			t.Fatal(err)
@@ -403,8 +403,8 @@ func TestScalableFPR(t *testing.T) {
 func TestScalableOpen(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	mustCreateScalable(t, c, "sc", 1000, 0.01, bloom.ScalableOptions{Expansion: 4})
-	if _, err := CreateScalable(ctx, c, "sc", 10, 0.1, bloom.ScalableOptions{}); !errors.Is(err, ErrExists) {
+	mustCreateScalable(t, c, "sc", 1000, 0.01, bloom.Growth{Expansion: 4})
+	if _, err := CreateScalable(ctx, c, "sc", 10, 0.1); !errors.Is(err, ErrExists) {
 		t.Errorf("second create: %v", err)
 	}
 	o, err := OpenScalable(ctx, c, "sc")
@@ -424,11 +424,11 @@ func TestScalableOpen(t *testing.T) {
 	if _, err := Open(ctx, c, "sc"); !errors.Is(err, ErrMetadata) {
 		t.Errorf("Open of a scalable filter: %v", err)
 	}
-	if _, err := CreateScalable(ctx, c, "plainfilter", 10, 0.1, bloom.ScalableOptions{}); !errors.Is(err, ErrExists) {
+	if _, err := CreateScalable(ctx, c, "plainfilter", 10, 0.1); !errors.Is(err, ErrExists) {
 		t.Errorf("CreateScalable over a Filter: %v", err)
 	}
 	// A handle whose name now holds a Filter.
-	gone := mustCreateScalable(t, c, "replaced", 10, 0.01, bloom.ScalableOptions{})
+	gone := mustCreateScalable(t, c, "replaced", 10, 0.01, bloom.Growth{})
 	if err := gone.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -462,18 +462,18 @@ func TestScalableOpen(t *testing.T) {
 		}
 	}
 	// Bad arguments.
-	if _, err := CreateScalable(ctx, c, "x", 0, 0.01, bloom.ScalableOptions{}); !errors.Is(err, bloom.ErrInvalidCapacity) {
+	if _, err := CreateScalable(ctx, c, "x", 0, 0.01); !errors.Is(err, bloom.ErrInvalidCapacity) {
 		t.Errorf("n0 = 0: %v", err)
 	}
-	if _, err := CreateScalable(ctx, c, "x", 10, 0.01, bloom.ScalableOptions{RedisBloom: true, FirstShare: 0.9}); err == nil {
+	if _, err := CreateScalable(ctx, c, "x", 10, 0.01, WithGrowth(bloom.Growth{RedisBloom: true, FirstShare: 0.9})); err == nil {
 		t.Error("RedisBloom with first share 0.9 accepted")
 	}
-	if _, err := CreateScalable(ctx, c, "x", 1<<30, 1e-7, bloom.ScalableOptions{}); !errors.Is(err, ErrTooLarge) {
+	if _, err := CreateScalable(ctx, c, "x", 1<<30, 1e-7); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("first sub-filter over 512 MiB: %v", err)
 	}
 	// Keyed filters need their key.
 	key := [16]byte{1, 2, 3}
-	mustCreateScalable(t, c, "keyed", 100, 0.01, bloom.ScalableOptions{}, WithKey(key))
+	mustCreateScalable(t, c, "keyed", 100, 0.01, bloom.Growth{}, WithKey(key))
 	if _, err := OpenScalable(ctx, c, "keyed"); !errors.Is(err, ErrKeyRequired) {
 		t.Errorf("keyed without key: %v", err)
 	}
@@ -490,7 +490,7 @@ func TestScalableOpen(t *testing.T) {
 func TestScalableStaleView(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	a := mustCreateScalable(t, c, "shared", 100, 0.01, bloom.ScalableOptions{})
+	a := mustCreateScalable(t, c, "shared", 100, 0.01, bloom.Growth{})
 	b, err := OpenScalable(ctx, c, "shared")
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +509,7 @@ func TestScalableStaleView(t *testing.T) {
 	if err := a.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustCreateScalable(t, c, "shared", 10, 0.01, bloom.ScalableOptions{NonScaling: true})
+	mustCreateScalable(t, c, "shared", 10, 0.01, bloom.Growth{NonScaling: true})
 	if ok, err := b.Exists(ctx, []byte("a5")); ok || err != nil {
 		t.Fatalf("Exists in the new filter: %v, %v", ok, err)
 	}
@@ -545,7 +545,7 @@ func checkGone(t *testing.T, s *Scalable, want error) {
 func TestScalableLifecycle(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	s := mustCreateScalable(t, c, "life", 100, 0.01, bloom.ScalableOptions{}, WithMaxBytes(8<<10))
+	s := mustCreateScalable(t, c, "life", 100, 0.01, bloom.Growth{}, WithMaxBytes(8<<10))
 	if err := s.Expire(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -589,10 +589,10 @@ func TestScalableLifecycle(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := CreateScalable(cctx, c, "cancelled", 10, 0.01, bloom.ScalableOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := CreateScalable(cctx, c, "cancelled", 10, 0.01); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled create: %v", err)
 	}
-	s = mustCreateScalable(t, c, "life", 10, 0.01, bloom.ScalableOptions{})
+	s = mustCreateScalable(t, c, "life", 10, 0.01, bloom.Growth{})
 	if _, err := s.Add(cctx, []byte("x")); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled add: %v", err)
 	}
@@ -618,7 +618,7 @@ func subKeys(in ScalableInfo) []string {
 func TestScalableRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	s := mustCreateScalable(t, c, "rt", 100_000, 0.01, bloom.ScalableOptions{})
+	s := mustCreateScalable(t, c, "rt", 100_000, 0.01, bloom.Growth{})
 	before := commandCalls(t, c)
 	const batch = 10_000
 	if _, err := s.AddMany(ctx, items("b", 0, batch)); err != nil {
@@ -628,7 +628,7 @@ func TestScalableRoundTrips(t *testing.T) {
 	if got, want := commandCalls(t, c)["evalsha"]-before["evalsha"], (batch+per-1)/per; got != want {
 		t.Errorf("AddMany of %d items: %d script calls, want %d", batch, got, want)
 	}
-	g := mustCreateScalable(t, c, "grows", 10, 0.01, bloom.ScalableOptions{})
+	g := mustCreateScalable(t, c, "grows", 10, 0.01, bloom.Growth{})
 	before = commandCalls(t, c)
 	if _, err := g.AddMany(ctx, items("g", 0, 150)); err != nil { // 10+20+40+80: three growths, one chunk
 		t.Fatal(err)

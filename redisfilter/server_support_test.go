@@ -14,7 +14,7 @@ import (
 func TestIsScalable(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	s := mustCreateScalable(t, c, "sf", 100, 0.01, bloom.ScalableOptions{})
+	s := mustCreateScalable(t, c, "sf", 100, 0.01, bloom.Growth{})
 	mustCreate(t, c, "plain-filter", 1000, 0.01)
 	c.Set(ctx, "str", "x", 0)
 	c.HSet(ctx, "hash", "format", "something else")
@@ -38,7 +38,7 @@ func TestIsScalable(t *testing.T) {
 func TestOpenScalableInfo(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	s := mustCreateScalable(t, c, "oi", 100, 0.01, bloom.ScalableOptions{RedisBloom: true})
+	s := mustCreateScalable(t, c, "oi", 100, 0.01, bloom.Growth{RedisBloom: true})
 	if _, err := s.AddMany(ctx, items("x", 0, 150)); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestOpenScalableInfo(t *testing.T) {
 func TestScalableExpireAt(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
-	s := mustCreateScalable(t, c, "ex", 10, 0.01, bloom.ScalableOptions{})
+	s := mustCreateScalable(t, c, "ex", 10, 0.01, bloom.Growth{})
 	stale, err := OpenScalable(ctx, c, "ex")
 	if err != nil {
 		t.Fatal(err)

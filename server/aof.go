@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -50,13 +51,21 @@ func parsePolicy(s string) (fsyncPolicy, error) {
 func (f fsyncPolicy) String() string { return [...]string{"everysec", "always", "no"}[f] }
 
 // aofFile is what the log is written to: an *os.File opened for
-// appending (tests substitute one that fails on demand).
+// appending, as a logFile (tests substitute one that fails on demand).
 type aofFile interface {
 	Write(b []byte) (int, error)
 	Sync() error
 	Truncate(size int64) error
+	// Allocate reserves n bytes of disk from offset off without changing
+	// the file's size (errNoPrealloc where it cannot).
+	Allocate(off, n int64) error
 	Close() error
 }
+
+// logFile is the aofFile of a real file.
+type logFile struct{ *os.File }
+
+func (f logFile) Allocate(off, n int64) error { return allocate(f.File, off, n) }
 
 // maxSpare bounds the buffer kept for reuse after a write.
 const maxSpare = 4 << 20
@@ -196,7 +205,7 @@ func (p *persistence) writeLocked(sync bool) error {
 		return errPersistClosed
 	}
 	if sync && p.dirDirty {
-		if err := syncDir(p.dir); err != nil {
+		if err := atomicfile.SyncDir(p.dir); err != nil {
 			return err
 		}
 		p.dirDirty = false
@@ -273,24 +282,21 @@ func (p *persistence) syncFailed(data []byte) {
 		return
 	}
 	p.requeue(p.unsynced, data)
-	p.unsynced = p.unsynced[:0]
+	p.unsynced = nil // requeue owns it
 	p.fileWritten = p.fileSynced
 	p.written.Store(p.synced.Load())
 }
 
-// requeue puts bytes taken from the buffer back in front of it.
-func (p *persistence) requeue(chunks ...[]byte) {
+// requeue puts bytes taken from the buffer back in front of it. It owns
+// first from then on: the records appended since are added to it, so a
+// retried write copies only what is new, not the whole queue again.
+func (p *persistence) requeue(first []byte, more ...[]byte) {
+	for _, c := range more {
+		first = append(first, c...)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := len(p.buf)
-	for _, c := range chunks {
-		n += len(c)
-	}
-	b := make([]byte, 0, n)
-	for _, c := range chunks {
-		b = append(b, c...)
-	}
-	p.buf = append(b, p.buf...)
+	p.buf = append(first, p.buf...)
 }
 
 // openLog opens log gen for appending (creating it if missing), fsyncs
@@ -309,16 +315,32 @@ func (p *persistence) openLog(gen uint64) error {
 		f.Close()
 		return fmt.Errorf("server: open log %s: %w", name, err)
 	}
-	if p.file != nil {
-		if err := p.file.Close(); err != nil {
-			p.log.Warn("closing the previous log failed", "file", p.fileName, "err", err)
-		}
-	}
-	p.file, p.fileName = f, name
+	p.closeLog()
+	p.file, p.fileName = logFile{f}, name
 	p.fileWritten, p.fileSynced = st.Size(), st.Size()
 	p.unsynced = p.unsynced[:0]
 	p.mu.Lock()
-	p.gen, p.logSize = gen, st.Size()
+	p.gen, p.logSize, p.allocEnd = gen, st.Size(), st.Size()
 	p.mu.Unlock()
+	// Room for the commands admitted to the previous log and the next
+	// ones; on a full disk, admissions will ask again.
+	if err := p.allocateLocked(st.Size() + p.promised.Load() + 1); err != nil {
+		p.log.Warn("no room to preallocate the new log", "file", name, "err", err)
+	}
 	return nil
+}
+
+// closeLog closes the current log, if any, giving back the disk it had
+// allocated beyond what was written. The caller holds wmu.
+func (p *persistence) closeLog() {
+	if p.file == nil {
+		return
+	}
+	if err := p.file.Truncate(p.fileWritten); err != nil {
+		p.log.Warn("freeing the previous log's preallocated space failed", "file", p.fileName, "err", err)
+	}
+	if err := p.file.Close(); err != nil {
+		p.log.Warn("closing the previous log failed", "file", p.fileName, "err", err)
+	}
+	p.file = nil
 }

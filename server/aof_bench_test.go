@@ -18,6 +18,7 @@ type discardFile struct{}
 func (discardFile) Write(b []byte) (int, error) { return len(b), nil }
 func (discardFile) Sync() error                 { return nil }
 func (discardFile) Truncate(int64) error        { return nil }
+func (discardFile) Allocate(int64, int64) error { return errNoPrealloc }
 func (discardFile) Close() error                { return nil }
 
 // memPersistence is a persistence writing to discardFile: the append

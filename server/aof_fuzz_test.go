@@ -98,7 +98,7 @@ func storeState(m *memstore) string {
 	_, keys := m.ks.scan(0, 1<<30, func(string) bool { return true })
 	for _, k := range slices.Sorted(slices.Values(keys)) {
 		unlock := m.ks.lock(k)
-		e := m.ks.shards[m.ks.shardOf(k)].m[k]
+		e := m.ks.peek(k)
 		enc, _ := e.filter.MarshalBinary()
 		fmt.Fprintf(&b, "%s %d %x\n", k, e.expireAt, crc32c(enc))
 		unlock()

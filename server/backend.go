@@ -20,10 +20,10 @@ type createOpts struct {
 // RedisBloom's defaults for filters made on demand.
 var defaultCreate = createOpts{rate: 0.01, capacity: 100, expansion: 2}
 
-// options are the bloom.ScalableOptions of a filter made with o: always
-// RedisBloom's split, so BF.INFO's counters are RedisBloom's.
-func (o createOpts) options() bloom.ScalableOptions {
-	return bloom.ScalableOptions{Expansion: o.expansion, NonScaling: o.nonScaling, RedisBloom: true}
+// growth is the growth rule of a filter made with o: always RedisBloom's
+// split, so BF.INFO's counters are RedisBloom's.
+func (o createOpts) growth() bloom.Growth {
+	return bloom.Growth{Expansion: o.expansion, NonScaling: o.nonScaling, RedisBloom: true}
 }
 
 // A replyError is an error whose text is the reply a client gets, exactly
@@ -120,9 +120,6 @@ type backend interface {
 
 	// Stats for INFO and metrics.
 	Stats() backendStats
-	// WaitDurable blocks until every change made so far is as durable as
-	// the fsync policy promises before a reply (appendfsync always).
-	WaitDurable() error
 	Close() error
 }
 

@@ -257,6 +257,20 @@ func serverRows() []behaviourRow {
 			b.do(errReply("ERR CONFIG SET is not supported: restart bloomery serve with the new flags"), "CONFIG", "SET", "maxmemory", "1")
 			b.do("OK", "CONFIG", "RESETSTAT")
 		}},
+		{"server/memory", func(b *bt) {
+			b.do("OK", "MEMORY", "PURGE")
+			b.do("OK", "BF.RESERVE", "{mem}k", 0.01, 1000)
+			b.do(check(func(v any, err error) string {
+				// the filter's bytes, its name, and some overhead
+				if n, ok := v.(int64); !ok || n < 1000 || n > 4000 {
+					return fmt.Sprintf("got %#v, %v; want about 1.3 KB", v, err)
+				}
+				return ""
+			}), "MEMORY", "USAGE", "{mem}k")
+			b.do(null{}, "MEMORY", "USAGE", "{mem}missing")
+			b.do(errReply("ERR syntax error"), "MEMORY", "USAGE", "{mem}k", "FOO")
+			b.do(errReply("ERR unknown subcommand 'FOO'. Try MEMORY HELP."), "MEMORY", "FOO")
+		}},
 		{"server/lastsave-save", func(b *bt) {
 			now := time.Now().Unix()
 			b.do(within(now-7*86400, now+1), "LASTSAVE")

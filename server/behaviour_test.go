@@ -11,7 +11,7 @@ import (
 )
 
 // The behaviour table: what a RedisBloom client sees from Redis with the
-// RedisBloom module (DESIGN.md §7), and what a Redis client sees from
+// RedisBloom module (docs/DESIGN.md §7), and what a Redis client sees from
 // redis-server 7.0 for the generic commands, checked through go-redis.
 // runBehaviourTable takes a client factory, so the same rows run against
 // every backend: here the memory backend in RESP2 and RESP3; the Redis

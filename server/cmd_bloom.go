@@ -6,7 +6,7 @@ import (
 	"github.com/bloomery/bloom"
 )
 
-// The BF.* commands, with RedisBloom's replies (DESIGN.md §7).
+// The BF.* commands, with RedisBloom's replies (docs/DESIGN.md §7).
 
 func bloomCommands() []*command {
 	k1 := [3]int{1, 1, 1}

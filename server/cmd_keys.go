@@ -67,11 +67,24 @@ func cmdType(c *conn, args [][]byte) {
 	c.w.SimpleString(t)
 }
 
+// workBatch is the work (slots a Scan visits) between two checks that
+// the client is still there, in KEYS and in SCAN with a large COUNT.
+const workBatch = 1000
+
+// errClientGone answers a long command whose client closed its end.
+const errClientGone = "ERR the client closed the connection; command stopped"
+
+// cmdKeys is KEYS: a scan of the whole keyspace in batches of workBatch,
+// each holding one shard's lock, so other clients run between batches; it
+// stops when the client has gone.
 func cmdKeys(c *conn, args [][]byte) {
 	pattern := string(args[1])
+	if pattern == "*" {
+		pattern = ""
+	}
 	var keys []string
 	for cursor := uint64(0); ; {
-		next, batch, err := c.srv.store.Scan(c.ctx, cursor, pattern, 1000)
+		next, batch, err := c.srv.store.Scan(c.ctx, cursor, pattern, workBatch)
 		if err != nil {
 			c.fail(err)
 			return
@@ -79,6 +92,10 @@ func cmdKeys(c *conn, args [][]byte) {
 		keys = append(keys, batch...)
 		if cursor = next; cursor == 0 {
 			break
+		}
+		if c.peerGone() {
+			c.error(errClientGone)
+			return
 		}
 	}
 	c.w.ArrayHeader(len(keys))
@@ -123,9 +140,13 @@ func cmdScan(c *conn, args [][]byte) {
 			return
 		}
 	}
-	next, keys, err := c.srv.store.Scan(c.ctx, cursor, pattern, count)
+	next, keys, gone, err := scanWork(c, cursor, pattern, count)
 	if err != nil {
 		c.fail(err)
+		return
+	}
+	if gone {
+		c.error(errClientGone)
 		return
 	}
 	if typ != "" && !strings.EqualFold(typ, typeName) {
@@ -136,6 +157,25 @@ func cmdScan(c *conn, args [][]byte) {
 	c.w.ArrayHeader(len(keys))
 	for _, k := range keys {
 		c.w.BulkString(k)
+	}
+}
+
+// scanWork is one SCAN call of count work, done workBatch at a time so
+// that a large COUNT stops early when the client has gone.
+func scanWork(c *conn, cursor uint64, pattern string, count int) (next uint64, keys []string, gone bool, err error) {
+	for {
+		n := min(count, workBatch)
+		next, batch, err := c.srv.store.Scan(c.ctx, cursor, pattern, n)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		keys = append(keys, batch...)
+		if cursor, count = next, count-n; cursor == 0 || count == 0 {
+			return cursor, keys, false, nil
+		}
+		if c.peerGone() {
+			return 0, nil, true, nil
+		}
 	}
 }
 

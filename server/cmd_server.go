@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,39 @@ func serverCommands() []*command {
 			}},
 			&command{name: "resetstat", arity: 2, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.srv.stats.reset(); c.ok() }},
 		)},
+		{name: "memory", arity: -2, subs: subcommands("MEMORY",
+			&command{name: "purge", arity: 2, flags: flagAdmin, run: cmdMemoryPurge},
+			&command{name: "usage", arity: -3, flags: flagReadonly, keys: [3]int{2, 2, 1}, run: cmdMemoryUsage},
+		)},
+	}
+}
+
+// cmdMemoryPurge collects garbage and returns free memory to the OS, so
+// that INFO's used_memory counts what is live.
+func cmdMemoryPurge(c *conn, _ [][]byte) {
+	debug.FreeOSMemory() // a collection, then the release
+	c.ok()
+}
+
+// keyOverhead estimates the bytes a key costs beyond its name and its
+// filter's bit arrays: the keyspace entry and the filter's structures.
+const keyOverhead = 160
+
+// cmdMemoryUsage answers MEMORY USAGE key [SAMPLES n]: the bytes of the
+// key's filter, its name and keyOverhead, or nil for a missing key.
+func cmdMemoryUsage(c *conn, args [][]byte) {
+	if len(args) != 3 && (len(args) != 5 || !strings.EqualFold(string(args[3]), "SAMPLES")) {
+		c.error("ERR syntax error")
+		return
+	}
+	in, err := c.srv.store.Info(c.ctx, string(args[2]))
+	switch {
+	case err == errNotFound:
+		c.w.Null()
+	case err != nil:
+		c.fail(err)
+	default:
+		c.w.Integer(int64(in.Bytes) + int64(len(args[2])) + keyOverhead)
 	}
 }
 
@@ -92,7 +126,7 @@ func (s *Server) configValues() [][2]string {
 		{"appendfsync", s.cfg.AppendFsync},
 		{"save", ""},
 		{"databases", "1"},
-		{"maxmemory", strconv.FormatUint(s.cfg.MaxMemory, 10)},
+		{"maxmemory", strconv.FormatUint(shown(s.cfg.MaxMemory), 10)},
 		{"maxmemory-policy", "noeviction"},
 		{"maxclients", strconv.Itoa(s.cfg.MaxClients)},
 		{"timeout", strconv.Itoa(int(s.cfg.IdleTimeout / time.Second))},
@@ -179,15 +213,7 @@ func (s *Server) infoSection(sec string) []infoField {
 	case "clients":
 		return []infoField{f("connected_clients", s.stats.clients.Load()), f("maxclients", s.cfg.MaxClients), f("blocked_clients", 0)}
 	case "memory":
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return []infoField{
-			f("used_memory", ms.HeapAlloc), f("used_memory_human", humanBytes(ms.HeapAlloc)),
-			f("used_memory_rss", ms.Sys), f("used_memory_rss_human", humanBytes(ms.Sys)),
-			f("filter_bytes", st.FilterBytes), f("filter_bytes_human", humanBytes(st.FilterBytes)),
-			f("maxmemory", s.cfg.MaxMemory), f("maxmemory_human", humanBytes(s.cfg.MaxMemory)),
-			f("maxmemory_per_filter", s.cfg.MaxFilterBytes), f("maxmemory_policy", "noeviction"),
-		}
+		return s.memoryInfo(st)
 	case "persistence":
 		return append([]infoField{f("loading", 0)}, st.Persistence...)
 	case "stats":
@@ -197,6 +223,7 @@ func (s *Server) infoSection(sec string) []infoField {
 			f("total_error_replies", s.stats.errorReplies.Load()),
 			f("rejected_connections", s.stats.rejected.Load()),
 			f("expired_keys", s.stats.expired.Load()),
+			f("acl_access_denied_auth", s.stats.authFailures.Load()),
 		}
 	case "keyspace":
 		if st.Keys == 0 {
@@ -205,6 +232,43 @@ func (s *Server) infoSection(sec string) []infoField {
 		return []infoField{f("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", st.Keys, st.Expires))}
 	}
 	return nil
+}
+
+// memoryInfo is INFO's memory section: the Go heap in use (used_memory,
+// filters included) and the resident set; the filters' bytes as
+// reserved, which the limits count; and the limits in force, with how
+// maxmemory was chosen and the machine's figures it was chosen from.
+func (s *Server) memoryInfo(st backendStats) []infoField {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var out []infoField
+	add := func(name string, n uint64) {
+		out = append(out, infoField{name, strconv.FormatUint(n, 10)}, infoField{name + "_human", humanBytes(n)})
+	}
+	add("used_memory", ms.HeapAlloc)
+	if rss, err := residentBytes(statmFile); err == nil {
+		add("used_memory_rss", rss)
+	}
+	add("filter_bytes", st.FilterBytes)
+	add("maxmemory", shown(s.cfg.MaxMemory))
+	out = append(out, infoField{"maxmemory_from", s.memFrom})
+	add("maxmemory_per_filter", shown(s.cfg.MaxFilterBytes))
+	out = append(out, infoField{"maxmemory_policy", "noeviction"})
+	if s.machine.total != 0 {
+		add("total_system_memory", s.machine.total)
+	}
+	if s.machine.cgroup != 0 {
+		add("cgroup_memory_limit", s.machine.cgroup)
+	}
+	return out
+}
+
+// humanLimit is a limit for people: "unlimited" or humanBytes.
+func humanLimit(n uint64) string {
+	if n == Unlimited {
+		return "unlimited"
+	}
+	return humanBytes(n)
 }
 
 // humanBytes formats n as Redis's used_memory_human does ("1.50M").

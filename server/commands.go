@@ -126,6 +126,16 @@ func (c *conn) dispatch(args [][]byte) {
 		c.errorReply(cmd, "NOAUTH Authentication required.")
 		return
 	}
+	if cmd.flags&flagWrite != 0 && c.srv.persist != nil {
+		c.runLogged(cmd, args)
+	} else {
+		c.run(cmd, args)
+	}
+	c.srv.stats.commands.Add(1)
+}
+
+// run runs cmd's handler, counting and timing it.
+func (c *conn) run(cmd *command, args [][]byte) {
 	start := time.Now()
 	errsBefore := c.errs
 	cmd.run(c, args)
@@ -134,10 +144,21 @@ func (c *conn) dispatch(args [][]byte) {
 	if c.errs != errsBefore {
 		cmd.errors.Inc()
 	}
-	if cmd.flags&flagWrite != 0 {
-		c.wrote = true
+}
+
+// runLogged runs a write command of a server with a log: admitted first
+// (room in the log for its records, else MISCONF and nothing changes),
+// its reply marked as one flush must make durable first.
+func (c *conn) runLogged(cmd *command, args [][]byte) {
+	bound := recordBound(args)
+	if err := c.srv.persist.admit(bound); err != nil {
+		c.errorReply(cmd, wireError(err))
+		return
 	}
-	c.srv.stats.commands.Add(1)
+	start := c.w.Buffered()
+	c.run(cmd, args)
+	c.srv.persist.release(bound)
+	c.unlogged = append(c.unlogged, replySpan{start, c.w.Buffered()})
 }
 
 // unknownCommand writes Redis's reply to an unknown command.

@@ -42,10 +42,12 @@ type crashProc struct {
 	done chan struct{} // its stderr is closed
 }
 
-// startBloomery starts bin serve on dir and waits until it listens.
-func startBloomery(t *testing.T, bin, dir, policy string) *crashProc {
+// startBloomery starts bin serve on dir, with more flags if given, and
+// waits until it listens.
+func startBloomery(t *testing.T, bin, dir, policy string, flags ...string) *crashProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--dir", dir, "--appendfsync", policy, "--log-format", "json")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--dir", dir, "--appendfsync", policy, "--log-format", "json"}, flags...)
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

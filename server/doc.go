@@ -30,4 +30,10 @@
 //   - Redis backend: the same commands on redisfilter.Scalable, so a
 //     stateless server gives BF.* on a Redis or Redis Cluster without
 //     modules.
+//   - Limits (docs/SERVER.md): memory limits are on by default (half the
+//     machine's or the control group's memory for all filters' reserved
+//     bytes, 128 MiB per filter); --timeout counts idleness and a client
+//     that does not read its replies is closed after WriteTimeout; a
+//     Config value that makes no sense fails New with an error naming
+//     the field.
 package server

@@ -26,6 +26,14 @@ import (
 // discarded. It returns the server and its address.
 func startServer(tb testing.TB, cfg Config) (*Server, string) {
 	tb.Helper()
+	return startServerTuned(tb, cfg, nil)
+}
+
+// startServerTuned is startServer, with tune (if not nil) applied to the
+// server before it serves: for settings New refuses, such as input
+// limits below Redis's minimums that tests reach with small inputs.
+func startServerTuned(tb testing.TB, cfg Config, tune func(*Server)) (*Server, string) {
+	tb.Helper()
 	if cfg.Dir == "" {
 		cfg.Dir = "-"
 	}
@@ -36,6 +44,9 @@ func startServer(tb testing.TB, cfg Config) (*Server, string) {
 	srv, err := New(cfg)
 	if err != nil {
 		tb.Fatalf("server.New: %v", err)
+	}
+	if tune != nil {
+		tune(srv)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

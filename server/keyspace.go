@@ -10,13 +10,26 @@ import (
 	"github.com/bloomery/bloom"
 )
 
-// keyShards is the number of independently locked parts of the keyspace.
-const keyShards = 64
+// keyShards is the number of independently locked parts of the keyspace;
+// a key's shard is the top shardBits bits of its hash.
+const (
+	keyShards = 64
+	shardBits = 6
+)
 
-// entry is one key: a filter and its expiry (0: none; else Unix ms).
+// entry is one key's value: a filter and its expiry (0: none; else Unix
+// ms). Its address identifies the value for life, across RENAME (the
+// snapshot's copy-on-write hook relies on it).
 type entry struct {
 	filter   *bloom.Scalable
 	expireAt int64
+}
+
+// slot is one position of a shard's slot array: a key and its entry, or
+// free (e nil).
+type slot struct {
+	key string
+	e   *entry
 }
 
 // keyspace holds the filters. Each key lives in one shard, chosen by a
@@ -24,40 +37,82 @@ type entry struct {
 // order when there are several), so commands on keys of different shards
 // run in parallel, and the effects on one key (and their order in the
 // log) are serialised.
+//
+// In a shard, keys live in a slot array at positions that stay the same
+// for as long as the key exists (freed positions are reused), found
+// through an open-addressing index; SCAN's cursor is a shard and a
+// position (keyspace_scan.go). When deletions leave a shard's array
+// mostly empty it is compacted, which renumbers its positions and bumps
+// the shard's epoch, so that scans in progress restart the shard.
+//
+// Memory per key, beyond the filter: the slot (24 bytes, plus the
+// array's spare capacity), the index cell (8 bytes at a load factor of
+// 3/8 to 3/4), the entry (16 bytes) and the key's bytes; 16 more in the
+// expiry heap for a key with an expiry.
+//
+// Expiry: a key whose time has come is deleted when it is next looked up
+// (get) or by sweep (keyspace_expiry.go), and expiring is told under the
+// key's lock, so that the memory backend journals the deletion in order
+// with the key's other changes.
 type keyspace struct {
 	seed   maphash.Seed
-	shards [keyShards]struct {
-		sync.Mutex
-		m map[string]*entry
-	}
-	now func() time.Time
+	shards [keyShards]shard
+	now    func() time.Time
 
-	// dropped, when set, is called (under the shard's lock) for every
-	// entry that leaves the keyspace: deleted, replaced, expired or
-	// flushed. The memory backend keeps its byte count with it.
+	// dropped, when set, is called (under the shard's lock, or by
+	// release after detach) for every entry that leaves the keyspace:
+	// deleted, replaced, expired or flushed. The memory
+	// backend keeps its byte count with it.
 	dropped func(e *entry)
 	// modifying, when set, is called (under the shard's lock) before a
 	// filter is changed in place; a snapshot in progress keeps a copy of
 	// the filter as it was.
 	modifying func(key string, e *entry)
+	// expiring, when set, is called under the shard's lock for every key
+	// the keyspace deletes by itself because its time has come.
+	expiring func(key string)
 
-	expired atomic.Int64 // keys deleted because they expired
+	expired   atomic.Int64 // keys deleted because they expired
+	expires   atomic.Int64 // keys with an expiry, counting expired ones not yet deleted
+	sweepFrom atomic.Int32 // the shard the next sweep starts at
+}
+
+// shard is one independently locked part of the keyspace.
+type shard struct {
+	sync.Mutex
+	slots  []slot
+	free   []uint32   // free positions of slots, reused before the array grows
+	index  index      // key → position
+	live   int        // occupied slots
+	epoch  uint32     // bumped when positions change (compact)
+	expiry expiryHeap // positions of keys with an expiry, soonest first (stale items are skipped)
+	ttl    int        // occupied slots whose entry has an expiry
 }
 
 func newKeyspace() *keyspace {
-	ks := &keyspace{seed: maphash.MakeSeed(), now: time.Now}
-	for i := range ks.shards {
-		ks.shards[i].m = make(map[string]*entry)
-	}
-	return ks
+	return &keyspace{seed: maphash.MakeSeed(), now: time.Now}
 }
 
-func (ks *keyspace) shardOf(key string) int {
-	return int(maphash.String(ks.seed, key) % keyShards)
+func (ks *keyspace) hash(key string) uint64 { return maphash.String(ks.seed, key) }
+
+func (ks *keyspace) shardOf(key string) int { return int(ks.hash(key) >> (64 - shardBits)) }
+
+// locate returns key's shard, its index cell and position (-1, -1 when
+// missing). The caller holds the shard's lock.
+func (ks *keyspace) locate(key string) (s *shard, cell, pos int) {
+	h := ks.hash(key)
+	s = &ks.shards[h>>(64-shardBits)]
+	cell, pos = s.index.find(key, h, s.slots)
+	return s, cell, pos
 }
 
 // lock locks the shards holding keys and returns the unlock function.
 func (ks *keyspace) lock(keys ...string) func() {
+	if len(keys) == 1 {
+		s := &ks.shards[ks.shardOf(keys[0])]
+		s.Lock()
+		return s.Unlock
+	}
 	idx := make([]int, 0, len(keys))
 	for _, k := range keys {
 		idx = append(idx, ks.shardOf(k))
@@ -74,28 +129,91 @@ func (ks *keyspace) lock(keys ...string) func() {
 	}
 }
 
+// find returns key's shard, index cell and position (-1, -1 when it is
+// missing), deleting the key first if it has expired. The caller holds
+// key's shard lock.
+func (ks *keyspace) find(key string) (s *shard, cell, pos int) {
+	s, cell, pos = ks.locate(key)
+	if pos >= 0 {
+		if e := s.slots[pos].e; e.expireAt != 0 && e.expireAt <= ks.now().UnixMilli() {
+			ks.expire(s, cell, pos)
+			s.maybeCompact()
+			return s, -1, -1
+		}
+	}
+	return s, cell, pos
+}
+
 // get returns key's entry, or nil if it is missing or expired (an expired
 // key is deleted). The caller holds key's shard lock.
 func (ks *keyspace) get(key string) *entry {
-	m := ks.shards[ks.shardOf(key)].m
-	e := m[key]
-	if e != nil && e.expireAt != 0 && e.expireAt <= ks.now().UnixMilli() {
-		delete(m, key)
-		ks.drop(e)
-		ks.expired.Add(1)
+	s, _, pos := ks.find(key)
+	if pos < 0 {
 		return nil
 	}
-	return e
+	return s.slots[pos].e
+}
+
+// peek returns key's entry, expired or not, without deleting anything.
+// The caller holds key's shard lock.
+func (ks *keyspace) peek(key string) *entry {
+	s, _, pos := ks.locate(key)
+	if pos < 0 {
+		return nil
+	}
+	return s.slots[pos].e
 }
 
 // set stores e under key, replacing what was there (the caller holds
 // key's shard lock).
 func (ks *keyspace) set(key string, e *entry) {
-	m := ks.shards[ks.shardOf(key)].m
-	if old := m[key]; old != nil && old != e {
+	h := ks.hash(key)
+	s := &ks.shards[h>>(64-shardBits)]
+	_, pos := s.index.find(key, h, s.slots)
+	if pos >= 0 {
+		old := s.slots[pos].e
+		if old == e {
+			return
+		}
+		ks.forget(s, old)
 		ks.drop(old)
+		s.slots[pos].e = e
+	} else {
+		pos = s.add(key, e)
+		s.index.insert(h, pos)
 	}
-	m[key] = e
+	ks.track(s, e, pos)
+}
+
+// track counts e, just stored at pos, and schedules its expiry.
+func (ks *keyspace) track(s *shard, e *entry, pos int) {
+	if e.expireAt != 0 {
+		s.ttl++
+		ks.expires.Add(1)
+		s.expiry.push(expiryItem{at: e.expireAt, pos: uint32(pos)})
+		s.expiry.trim(s)
+	}
+}
+
+// forget uncounts e, leaving (or moving within) s.
+func (ks *keyspace) forget(s *shard, e *entry) {
+	if e.expireAt != 0 {
+		s.ttl--
+		ks.expires.Add(-1)
+	}
+}
+
+// setExpire changes the expiry of key's entry e to at (0: none). The
+// caller holds key's shard lock.
+func (ks *keyspace) setExpire(key string, e *entry, at int64) {
+	s, _, pos := ks.locate(key)
+	if pos < 0 || s.slots[pos].e != e || e.expireAt == at {
+		e.expireAt = at
+		return
+	}
+	ks.forget(s, e)
+	e.expireAt = at
+	ks.track(s, e, pos)
 }
 
 // drop reports e leaving the keyspace.
@@ -112,73 +230,65 @@ func (ks *keyspace) modify(key string, e *entry) {
 	}
 }
 
+// unlink takes the key at pos (index cell cell) out of s and returns its
+// entry; the caller reports it (drop) unless it moves.
+func (ks *keyspace) unlink(s *shard, cell, pos int) *entry {
+	e := s.slots[pos].e
+	ks.forget(s, e)
+	s.index.remove(cell)
+	s.slots[pos] = slot{}
+	s.free = append(s.free, uint32(pos))
+	s.live--
+	return e
+}
+
+// expire deletes the expired key at pos and tells expiring.
+func (ks *keyspace) expire(s *shard, cell, pos int) {
+	key := s.slots[pos].key
+	ks.drop(ks.unlink(s, cell, pos))
+	ks.expired.Add(1)
+	if ks.expiring != nil {
+		ks.expiring(key)
+	}
+}
+
 // del deletes key and reports whether it existed (unexpired). The caller
 // holds key's shard lock.
 func (ks *keyspace) del(key string) bool {
-	e := ks.get(key)
-	if e == nil {
+	s, cell, pos := ks.find(key)
+	if pos < 0 {
 		return false
 	}
-	delete(ks.shards[ks.shardOf(key)].m, key)
-	ks.drop(e)
+	ks.drop(ks.unlink(s, cell, pos))
+	s.maybeCompact()
 	return true
 }
 
-// each calls fn for every unexpired key, shard by shard, holding one
-// shard's lock at a time (fn must not lock shards), and deletes the
-// expired keys it passes. Keys added or deleted meanwhile may or may not
-// be seen. It returns how many expired keys it deleted.
-func (ks *keyspace) each(fn func(key string, e *entry)) int {
-	n := 0
-	now := ks.now().UnixMilli()
-	for i := range ks.shards {
-		s := &ks.shards[i]
-		s.Lock()
-		for k, e := range s.m {
-			if e.expireAt != 0 && e.expireAt <= now {
-				delete(s.m, k)
-				ks.drop(e)
-				ks.expired.Add(1)
-				n++
-			} else if fn != nil {
-				fn(k, e)
-			}
-		}
-		s.Unlock()
+// rename moves from's entry to to, replacing to's, and reports whether
+// from existed (unexpired). The entry keeps its address and expiry. The
+// caller holds both keys' shard locks.
+func (ks *keyspace) rename(from, to string) bool {
+	if _, _, pos := ks.find(from); pos < 0 {
+		return false
 	}
-	return n
+	ks.get(to) // an expired destination is deleted (and journaled) first, as Redis does
+	if from == to {
+		return true
+	}
+	s, cell, pos := ks.locate(from) // again: deleting to may have compacted the shard
+	e := ks.unlink(s, cell, pos)
+	s.maybeCompact()
+	ks.set(to, e)
+	return true
 }
 
-// scan returns the keys of shards cursor, cursor+1, … that pass keep,
-// stopping after the shard in which it has count keys, and the next
-// cursor (0 after the last shard). Keys present for a whole SCAN are
-// returned at least once; others may or may not be.
-func (ks *keyspace) scan(cursor uint64, count int, keep func(string) bool) (uint64, []string) {
-	var keys []string
-	now := ks.now().UnixMilli()
-	for i := cursor; i < keyShards; i++ {
-		s := &ks.shards[i]
-		s.Lock()
-		for k, e := range s.m {
-			if (e.expireAt == 0 || e.expireAt > now) && keep(k) {
-				keys = append(keys, k)
-			}
-		}
-		s.Unlock()
-		if len(keys) >= count && i+1 < keyShards {
-			return i + 1, keys
-		}
-	}
-	return 0, keys
-}
-
-// len is the number of keys, counting not yet collected expired ones.
+// len is the number of keys, counting not yet deleted expired ones.
 func (ks *keyspace) len() int {
 	n := 0
 	for i := range ks.shards {
 		s := &ks.shards[i]
 		s.Lock()
-		n += len(s.m)
+		n += s.live
 		s.Unlock()
 	}
 	return n
@@ -197,16 +307,52 @@ func (ks *keyspace) lockAll() func() {
 	}
 }
 
-// flush deletes every key; the caller holds every shard (lockAll).
-func (ks *keyspace) flush() {
+// countLocked is the number of keys, expired ones included; the caller
+// holds every shard (lockAll).
+func (ks *keyspace) countLocked() int {
+	n := 0
 	for i := range ks.shards {
-		s := &ks.shards[i]
-		for _, e := range s.m {
-			ks.drop(e)
+		n += ks.shards[i].live
+	}
+	return n
+}
+
+// eachLocked calls fn for every key, expired ones included; the caller
+// holds every shard (lockAll).
+func (ks *keyspace) eachLocked(fn func(key string, e *entry)) {
+	for i := range ks.shards {
+		for _, sl := range ks.shards[i].slots {
+			if sl.e != nil {
+				fn(sl.key, sl.e)
+			}
 		}
-		clear(s.m)
 	}
 }
 
-// sweep deletes expired keys and returns how many.
-func (ks *keyspace) sweep() int { return ks.each(nil) }
+// detach empties every shard and returns what they held; the caller holds
+// every shard (lockAll), and afterwards, with no lock held, passes the
+// result to release. So FLUSHALL holds the locks for a moment whatever
+// the number of keys.
+func (ks *keyspace) detach() [][]slot {
+	old := make([][]slot, keyShards)
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		old[i] = s.slots
+		ks.expires.Add(-int64(s.ttl))
+		s.slots, s.free, s.index, s.expiry = nil, nil, index{}, nil
+		s.live, s.ttl = 0, 0
+		s.epoch++
+	}
+	return old
+}
+
+// release reports every entry of a detach as dropped.
+func (ks *keyspace) release(old [][]slot) {
+	for _, slots := range old {
+		for _, sl := range slots {
+			if sl.e != nil {
+				ks.drop(sl.e)
+			}
+		}
+	}
+}

@@ -9,17 +9,14 @@ import (
 
 // BF.SCANDUMP and BF.LOADCHUNK on the memory backend.
 //
-// A dump is a header chunk (bloom.Scalable.DumpHeader: the kind-2 file
-// header, its parameters and every sub-filter's header, all with CRCs) at
-// iterator 0, which answers next = 1, followed by the sub-filters' bit
-// arrays in chunks of at most maxDumpChunk bytes that never cross a
-// sub-filter. As in RedisBloom, the iterator a chunk comes back with is
-// one past the chunk's end in the concatenated bit arrays, plus one:
-// LOADCHUNK key 1 <header> makes the filter (zero bits, the recorded
-// counts), LOADCHUNK key it <chunk> writes the chunk at it-1-len(chunk).
-
-// maxDumpChunk is RedisBloom's MAX_SCANDUMP_SIZE.
-const maxDumpChunk = 16 << 20
+// The chunks and their iterators are bloom.Scalable's DumpChunk and
+// LoadChunk (RedisBloom's arithmetic, shared with the CLI's push and
+// pull): a header (bloom.Scalable.DumpHeader: the kind-2 file header, its
+// parameters and every sub-filter's header, all with CRCs) at iterator 0,
+// then the sub-filters' bit arrays in chunks of at most 16 MiB that never
+// cross a sub-filter. LOADCHUNK key 1 <header> makes the filter (zero
+// bits, the recorded counts), LOADCHUNK key it <chunk> writes the chunk
+// ending at it-1.
 
 func (m *memstore) ScanDump(_ context.Context, key string, iter int64) (int64, []byte, error) {
 	defer m.ks.lock(key)()
@@ -27,25 +24,7 @@ func (m *memstore) ScanDump(_ context.Context, key string, iter int64) (int64, [
 	if e == nil {
 		return 0, nil, errNotFound
 	}
-	return dumpChunk(e.filter, iter)
-}
-
-// dumpChunk is the chunk of f's dump at iter, and the next iterator.
-func dumpChunk(f *bloom.Scalable, iter int64) (int64, []byte, error) {
-	if iter == 0 {
-		return 1, f.DumpHeader(), nil
-	}
-	off := iter - 1
-	if iter < 0 || off >= f.PayloadSize() {
-		return 0, nil, nil
-	}
-	_, end, _ := f.PayloadSegment(off)
-	chunk := make([]byte, min(end-off, maxDumpChunk))
-	n, err := f.ReadPayloadAt(chunk, off)
-	if n < len(chunk) {
-		return 0, nil, err
-	}
-	return iter + int64(n), chunk, nil
+	return e.filter.DumpChunk(iter)
 }
 
 func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []byte) error {
@@ -61,12 +40,8 @@ func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []
 		if e == nil {
 			return errNotFound
 		}
-		off := iter - 1 - int64(len(chunk))
-		if iter < 1 || off < 0 || off > e.filter.PayloadSize()-int64(len(chunk)) {
-			return errBadChunk
-		}
 		m.ks.modify(key, e)
-		if _, err := e.filter.WritePayloadAt(chunk, off); err != nil {
+		if err := e.filter.LoadChunk(iter, chunk); err != nil {
 			return errBadChunk
 		}
 	}

@@ -30,11 +30,12 @@ type journal interface {
 type memstore struct {
 	ks        *keyspace
 	maxFilter uint64
+	charge    func(extra uint64) error // every filter's grow hook: m.reserve
 	maxMemory uint64
-	used      atomic.Uint64 // bytes of all bit arrays
-	expires   atomic.Int64  // keys with an expiry
-	journal   journal       // nil: not journaled (replay, or no persistence)
-	limitless bool          // replaying: limits are not enforced
+	used      atomic.Uint64        // bytes of all bit arrays
+	journal   journal              // nil: not journaled (replay, or no persistence)
+	lastGlob  atomic.Pointer[glob] // the last SCAN/KEYS pattern, compiled
+	limitless bool                 // replaying: limits are not enforced
 
 	persist persister // nil without persistence
 }
@@ -46,6 +47,8 @@ type persister interface {
 	bgsave() error
 	lastSave() time.Time
 	waitDurable() error
+	admit(n int64) error
+	release(n int64)
 	info() []infoField
 	close() error
 }
@@ -55,12 +58,15 @@ func newMemstore(maxFilter, maxMemory uint64) *memstore {
 		maxFilter = bloom.DefaultMaxBytes
 	}
 	m := &memstore{ks: newKeyspace(), maxFilter: maxFilter, maxMemory: maxMemory}
-	m.ks.dropped = func(e *entry) {
-		m.used.Add(-e.filter.Bytes())
-		if e.expireAt != 0 {
-			m.expires.Add(-1)
-		}
-	}
+	m.charge = m.reserve
+	m.ks.dropped = func(e *entry) { m.used.Add(-e.filter.Bytes()) }
+	// A key the keyspace deletes by itself (expired) is journaled as a
+	// DEL, under its lock and so in order with its other records: replay
+	// (which runs with the clock stopped) deletes it at the same point of
+	// the history, and a write that re-creates the key is durable only
+	// once the DEL before it is (waitDurable waits for every record
+	// appended so far). As Redis propagates a DEL when a key expires.
+	m.ks.expiring = func(key string) { m.log([]byte("DEL"), []byte(key)) }
 	return m
 }
 
@@ -78,14 +84,11 @@ func (m *memstore) reserve(n uint64) error {
 }
 
 // adopt prepares a filter for the keyspace: its growth is charged to the
-// budget, and its bytes are counted.
+// budget (one hook for every filter: a closure per key cost 40 bytes a
+// key). The per-filter limit is the filter's own (WithMaxBytes: every
+// filter is made or loaded with it).
 func (m *memstore) adopt(f *bloom.Scalable) *entry {
-	f.SetGrowHook(func(extra uint64) error {
-		if f.Bytes()+extra > m.maxFilter {
-			return errNoMemory
-		}
-		return m.reserve(extra)
-	})
+	f.SetGrowHook(m.charge)
 	return &entry{filter: f}
 }
 
@@ -97,7 +100,7 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 // create makes a filter with o, charging its first sub-filter to the
 // budget before allocating it.
 func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
-	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, o.options(), bloom.Blocked)
+	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, bloom.WithGrowth(o.growth()))
 	if err != nil {
 		return nil, fmt.Errorf("server: plan filter: %w", err)
 	}
@@ -111,7 +114,7 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 	if err := m.reserve(first.Bytes()); err != nil {
 		return nil, err
 	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, o.options(), bloom.WithMaxBytes(m.maxFilter))
+	f, err := bloom.NewScalable(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithMaxBytes(m.maxFilter))
 	if err != nil {
 		m.used.Add(-first.Bytes())
 		return nil, fmt.Errorf("server: create filter: %w", err)
@@ -289,17 +292,8 @@ const typeName = "MBbloom--"
 
 func (m *memstore) Rename(_ context.Context, from, to string) error {
 	defer m.ks.lock(from, to)()
-	e := m.ks.get(from)
-	if e == nil {
+	if !m.ks.rename(from, to) {
 		return errNoSuchKey
-	}
-	if from != to {
-		m.ks.del(from)
-		m.used.Add(e.filter.Bytes()) // del counted it as dropped: undo
-		if e.expireAt != 0 {
-			m.expires.Add(1)
-		}
-		m.ks.set(to, e)
 	}
 	m.log([]byte("RENAME"), []byte(from), []byte(to))
 	return nil
@@ -316,10 +310,7 @@ func (m *memstore) PExpireAt(_ context.Context, key string, at int64, cond expir
 		m.log([]byte("DEL"), []byte(key))
 		return true, nil
 	}
-	if e.expireAt == 0 {
-		m.expires.Add(1)
-	}
-	e.expireAt = at
+	m.ks.setExpire(key, e, at)
 	m.log([]byte("PEXPIREAT"), []byte(key), fmtInt(at))
 	return true, nil
 }
@@ -365,14 +356,22 @@ func (m *memstore) Persist(_ context.Context, key string) (bool, error) {
 	if e == nil || e.expireAt == 0 {
 		return false, nil
 	}
-	e.expireAt = 0
-	m.expires.Add(-1)
+	m.ks.setExpire(key, e, 0)
 	m.log([]byte("PERSIST"), []byte(key))
 	return true, nil
 }
 
 func (m *memstore) Scan(_ context.Context, cursor uint64, pattern string, count int) (uint64, []string, error) {
-	next, keys := m.ks.scan(cursor, count, func(k string) bool { return pattern == "" || globMatch(pattern, k) })
+	keep := func(string) bool { return true }
+	if pattern != "" {
+		g := m.lastGlob.Load()
+		if g == nil || g.src != pattern {
+			g = compileGlob(pattern)
+			m.lastGlob.Store(g)
+		}
+		keep = g.match
+	}
+	next, keys := m.ks.scan(cursor, count, keep)
 	return next, keys, nil
 }
 
@@ -380,9 +379,10 @@ func (m *memstore) DBSize(context.Context) (int64, error) { return int64(m.ks.le
 
 func (m *memstore) Flush(context.Context) error {
 	unlock := m.ks.lockAll()
-	defer unlock()
-	m.ks.flush()
+	old := m.ks.detach()
 	m.log([]byte("FLUSHALL"))
+	unlock()
+	m.ks.release(old) // the keys' memory is counted down with no lock held
 	return nil
 }
 
@@ -407,15 +407,8 @@ func (m *memstore) LastSave() time.Time {
 	return m.persist.lastSave()
 }
 
-func (m *memstore) WaitDurable() error {
-	if m.persist == nil {
-		return nil
-	}
-	return m.persist.waitDurable()
-}
-
 func (m *memstore) Stats() backendStats {
-	st := backendStats{Keys: int64(m.ks.len()), Expires: m.expires.Load(), FilterBytes: m.used.Load()}
+	st := backendStats{Keys: int64(m.ks.len()), Expires: m.ks.expires.Load(), FilterBytes: m.used.Load()}
 	if m.persist != nil {
 		st.Persistence = m.persist.info()
 	}
@@ -441,8 +434,5 @@ func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) {
 	e := m.adopt(f)
 	e.expireAt = expireAt
 	m.used.Add(f.Bytes())
-	if expireAt != 0 {
-		m.expires.Add(1)
-	}
 	m.ks.set(key, e)
 }

@@ -42,7 +42,10 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(m.calls, m.errors, m.latency, m.unknown, m.protocolErrors, m.authFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("connected_clients", "Open client connections.", func() float64 { return float64(s.stats.clients.Load()) }),
-		gauge("maxmemory_bytes", "The memory limit for filters (0: none).", func() float64 { return float64(s.cfg.MaxMemory) }),
+		gauge("maxmemory_bytes", "The memory limit for all filters' bytes together (0: none).",
+			func() float64 { return float64(shown(s.cfg.MaxMemory)) }),
+		gauge("maxmemory_per_filter_bytes", "The memory limit for one filter's bytes (0: none).",
+			func() float64 { return float64(shown(s.cfg.MaxFilterBytes)) }),
 		backendCollector{s},
 	)
 	return m
@@ -89,6 +92,7 @@ type stats struct {
 	rejected     atomic.Int64
 	expired      atomic.Int64
 	clients      atomic.Int64
+	authFailures atomic.Int64 // failed AUTH and HELLO AUTH
 }
 
 // reset zeroes the counters CONFIG RESETSTAT resets.
@@ -98,4 +102,5 @@ func (st *stats) reset() {
 	st.errorReplies.Store(0)
 	st.rejected.Store(0)
 	st.expired.Store(0)
+	st.authFailures.Store(0)
 }

@@ -52,13 +52,15 @@ package server
 // point leaves either the old snapshot with logs G and G+1, or the new
 // one with log G+1: both load to the same state.
 //
-// Memory: a filter changed while a snapshot is written is copied once
-// (at most the keyspace twice, for a snapshot during a write load on
-// every key); the buffer holds the records not yet written, and with
-// everysec the bytes written since the last fsync.
+// Memory: while a snapshot is written, the 4 KiB pages of the filters
+// that change before the writer reaches them are copied (copy-on-write;
+// at most the bytes changed meanwhile, never a filter whole); the buffer
+// holds the records not yet written, and with everysec the bytes written
+// since the last fsync.
 
 import (
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -102,6 +104,16 @@ type persistence struct {
 	written, synced         atomic.Int64
 	writeOK                 atomic.Bool
 	fsyncs, writeErrors     atomic.Int64
+
+	// Room in the log (aof_space.go): allocEnd (under mu) is the current
+	// log's bytes allocated on disk; promised, the bounds of the admitted
+	// write commands still running. spaceErr and lastRetry are under wmu.
+	allocEnd      int64
+	promised      atomic.Int64
+	noPrealloc    bool // under wmu; admit reads it under mu too, so both are held to set it
+	spaceErr      error
+	lastRetry     time.Time
+	spaceRefusals atomic.Int64
 
 	// Group commit (waitDurable): gmu guards flushing, a leader is
 	// writing; the others wait on gcond. gmu comes before wmu.
@@ -205,7 +217,7 @@ func (p *persistence) load() error {
 	if err := p.openLog(cur); err != nil {
 		return err
 	}
-	if err := syncDir(p.dir); err != nil {
+	if err := atomicfile.SyncDir(p.dir); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	if err := removeBefore(p.dir, g, snap); err != nil {
@@ -261,6 +273,9 @@ func (p *persistence) close() error {
 		if ferr := p.flushLocked(true); err == nil {
 			err = ferr
 		}
+		if terr := p.file.Truncate(p.fileWritten); terr != nil { // the preallocated space
+			p.log.Warn("freeing the log's preallocated space failed", "file", p.fileName, "err", terr)
+		}
 		if cerr := p.file.Close(); err == nil {
 			err = cerr
 		}
@@ -293,6 +308,7 @@ func (p *persistence) info() []infoField {
 		{"aof_last_write_status", okErr(p.writeOK.Load())},
 		{"aof_write_errors", i(p.writeErrors.Load(), 10)},
 		{"aof_fsyncs", i(p.fsyncs.Load(), 10)},
+		{"aof_no_space_refusals", i(p.spaceRefusals.Load(), 10)},
 		{"rdb_bgsave_in_progress", saving},
 		{"rdb_changes_since_last_save", i(dirty, 10)},
 		{"rdb_last_save_time", i(p.lastSaveAt.Load()/1000, 10)},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,7 +58,7 @@ func listGenerations(dir string) (generations, error) {
 		if !de.Type().IsRegular() {
 			continue
 		}
-		if strings.HasSuffix(name, tmpSuffix) {
+		if strings.HasSuffix(name, tmpSuffix) || atomicfile.IsTemp(name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return g, fmt.Errorf("server: remove leftover %s: %w", name, err)
 			}

@@ -9,7 +9,8 @@ import (
 )
 
 // lockDir opens dir/LOCK. Without flock (this platform), a second
-// server on the same directory is not detected: do not start one.
+// server on the same directory is not detected: do not start one
+// (docs/SERVER.md).
 func lockDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -19,6 +20,3 @@ func lockDir(dir string) (*os.File, error) {
 }
 
 func unlockDir(f *os.File) error { return f.Close() }
-
-// syncDir does nothing: directories cannot be fsynced on this platform.
-func syncDir(string) error { return nil }

@@ -8,52 +8,47 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
-// lockDir takes an exclusive flock on dir/LOCK, so that a second server
-// on the same directory fails at once instead of interleaving writes. The
-// lock goes with the process (a crash releases it). The file holds the
-// owner's PID, for people.
+// lockDir takes an exclusive flock on the data directory itself, so that
+// a second server on the same directory fails at once instead of
+// interleaving writes. The lock is held on the directory's inode, which
+// no one can delete while it holds files, so removing a file cannot
+// defeat it (a lock on dir/LOCK could be: after rm LOCK a second server
+// locked a new file). The lock goes with the process (a crash releases
+// it). dir/LOCK holds the owner's PID, for people only. It returns the
+// open directory that holds the lock.
 func lockDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	d, err := os.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("server: open lock file: %w", err)
+		return nil, fmt.Errorf("server: open data directory: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		d.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("server: data directory %s is in use by another bloomery server (%s is locked); "+
-				"stop that server or choose another --dir", dir, path)
+			return nil, fmt.Errorf("server: data directory %s is in use by another bloomery server%s; "+
+				"stop that server or choose another --dir", dir, lockOwner(dir))
 		}
-		return nil, fmt.Errorf("server: lock %s: %w", path, err)
+		return nil, fmt.Errorf("server: lock data directory %s: %w", dir, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	// The PID is information, so failing to write it is not an error.
+	os.WriteFile(filepath.Join(dir, lockName), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	return d, nil
+}
+
+// lockOwner names the PID recorded in dir/LOCK, if any.
+func lockOwner(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, lockName))
+	if pid := strings.TrimSpace(string(b)); err == nil && pid != "" {
+		return " (PID " + pid + " according to " + filepath.Join(dir, lockName) + ")"
 	}
-	return f, nil
+	return ""
 }
 
 // unlockDir releases lockDir's lock.
-func unlockDir(f *os.File) error {
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return f.Close()
-}
-
-// syncDir fsyncs a directory, so that files created, renamed or removed
-// in it stay so after a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return nil
+func unlockDir(d *os.File) error {
+	syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	return d.Close()
 }

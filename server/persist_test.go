@@ -343,3 +343,24 @@ func TestPersistAfterClose(t *testing.T) {
 	}
 	_ = p.info()
 }
+
+// A snapshot that a crash interrupted leaves its temporary file; the next
+// start deletes it (and the old-style *.tmp too) and loads the rest.
+func TestPersistRemovesLeftoverTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	ps := startPServer(t, Config{Dir: dir})
+	ps.do(t, "BF.ADD", "k", "a")
+	ps.shutdown(t)
+	for _, name := range []string{".snapshot.3.bdb.tmp-abc123", "snapshot.3.bdb.tmp"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("half a snapshot"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := startPServer(t, Config{Dir: dir})
+	again.assertPresent(t, "k", []any{"a"})
+	for _, name := range dirNames(t, dir) {
+		if strings.Contains(name, ".tmp") {
+			t.Fatalf("leftover %s not removed", name)
+		}
+	}
+}

@@ -42,7 +42,7 @@ import (
 // this server's clock, and keys expire on Redis's.
 //
 // Limits: MaxFilterBytes bounds a filter (default
-// bloom.DefaultMaxBytes), and no sub-filter may pass a Redis string (512
+// DefaultMaxFilterBytes), and no sub-filter may pass a Redis string (512
 // MiB), so a filter the memory backend could hold may answer "ERR
 // Insufficient memory to create filter" here; MaxMemory does not apply
 // (Redis's maxmemory does, and must not evict: see redisfilter).
@@ -174,7 +174,6 @@ func (r *redisStore) connected() bool {
 func (r *redisStore) Save(context.Context) error   { return errNotSupported }
 func (r *redisStore) BGSave(context.Context) error { return errNotSupported }
 func (r *redisStore) LastSave() time.Time          { return time.Time{} }
-func (r *redisStore) WaitDurable() error           { return nil }
 
 // Stats: Keys is the count of the last DBSIZE (or 0 after FLUSHALL) made
 // through this server, since counting scans the whole Redis; expiries and

@@ -74,7 +74,7 @@ func (r *redisStore) load(ctx context.Context, key string) (*redisfilter.Scalabl
 // errWrongType if the key holds something else.
 func (r *redisStore) create(ctx context.Context, key string, o createOpts) (*redisfilter.Scalable, error) {
 	for range raceAttempts {
-		f, err := redisfilter.CreateScalable(ctx, r.client, key, o.capacity, o.rate, o.options(), r.opts...)
+		f, err := redisfilter.CreateScalable(ctx, r.client, key, o.capacity, o.rate, append([]redisfilter.Option{redisfilter.WithGrowth(o.growth())}, r.opts...)...)
 		if err == nil {
 			r.cache.put(key, f)
 			return f, nil

@@ -9,109 +9,15 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomery/bloom/internal/resp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-// Config configures a Server. Zero fields take the defaults noted.
-type Config struct {
-	// Addr is the TCP address to listen on. Default: 127.0.0.1:6380
-	// (loopback only: set it explicitly to listen on other interfaces).
-	Addr string
-	// Backend is "memory" (default: filters in this process, durable in
-	// Dir) or a Redis URL (redis://, rediss://, or redis+cluster://host:port,…)
-	// whose Redis keeps the filters (redisfilter); the server is then
-	// stateless.
-	Backend string
-	// Dir is the data directory of the memory backend. Default:
-	// ./bloomery-data. "-" keeps nothing on disk.
-	Dir string
-	// AppendFsync is when the append-only log is fsynced: "always" (before
-	// a reply is sent), "everysec" (default) or "no" (left to the OS).
-	AppendFsync string
-	// AOFRewriteMinSize and AOFRewritePercent trigger a background
-	// snapshot when the log is larger than both the minimum (default 64
-	// MiB) and the percentage (default 100) of its size after the last
-	// snapshot.
-	AOFRewriteMinSize int64
-	AOFRewritePercent int
-	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
-	// answer NOAUTH until the client authenticates.
-	RequirePass string
-	// MaxMemory bounds the bytes of all filters together (0: no limit);
-	// MaxFilterBytes bounds one filter (default bloom.DefaultMaxBytes).
-	// BF.RESERVE, growth or LOADCHUNK beyond either answers "ERR
-	// Insufficient memory to create filter".
-	MaxMemory      uint64
-	MaxFilterBytes uint64
-	// MaxClients bounds open connections (default 10000).
-	MaxClients int
-	// IdleTimeout closes a client idle that long (0: never).
-	IdleTimeout time.Duration
-	// Limits bound what one command may declare (resp.Limits defaults:
-	// Redis's).
-	Limits resp.Limits
-	// MetricsAddr, when set, serves Prometheus metrics at /metrics and
-	// Go's profiles at /debug/pprof/ (keep it on a private address).
-	MetricsAddr string
-	// ManageGoMemory lets the server set the Go runtime's soft memory
-	// limit from its filters' bytes (see setMemoryLimit): for a process
-	// that is only this server, as bloomery serve. It is process-wide, so
-	// leave it off when the server is embedded in another program.
-	ManageGoMemory bool
-	// Logger receives structured logs (default slog.Default()).
-	Logger *slog.Logger
-}
-
-func (cfg Config) withDefaults() (Config, error) {
-	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1:6380"
-	}
-	if cfg.Backend == "" {
-		cfg.Backend = "memory"
-	}
-	if cfg.Dir == "" {
-		cfg.Dir = "./bloomery-data"
-	}
-	if cfg.AppendFsync == "" {
-		cfg.AppendFsync = "everysec"
-	}
-	switch cfg.AppendFsync {
-	case "always", "everysec", "no":
-	default:
-		return cfg, fmt.Errorf("server: appendfsync %q: want always, everysec or no", cfg.AppendFsync)
-	}
-	if cfg.AOFRewriteMinSize <= 0 {
-		cfg.AOFRewriteMinSize = 64 << 20
-	}
-	if cfg.AOFRewritePercent <= 0 {
-		cfg.AOFRewritePercent = 100
-	}
-	if cfg.MaxClients <= 0 {
-		cfg.MaxClients = 10000
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Backend != "memory" && !isRedisURL(cfg.Backend) {
-		return cfg, fmt.Errorf("server: backend %q: want memory or a redis:// URL", cfg.Backend)
-	}
-	return cfg, nil
-}
-
-func isRedisURL(s string) bool {
-	for _, p := range []string{"redis://", "rediss://", "redis+cluster://", "rediss+cluster://", "unix://"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}
 
 // Server is a bloomery server. New loads its data; Serve answers clients;
 // Shutdown stops it, saving what it holds.
@@ -119,10 +25,21 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   backend
+	persist persister // the memory backend's durability; nil without one
 	cmds    table
 	metrics *metrics
 	stats   stats
 	started time.Time
+	machine machineMemory // what the machine (or cgroup) offers
+	memFrom string        // how cfg.MaxMemory was chosen, for INFO
+	// maxMemorySet: a MaxMemory was given (it does not apply to the
+	// Redis backend).
+	maxMemorySet bool
+	authLog      rateLog // failed AUTH lines
+
+	// writeCutoff is when writes to clients end once Shutdown began
+	// (Unix nanoseconds; 0 before).
+	writeCutoff atomic.Int64
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
@@ -147,17 +64,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(), conns: map[*conn]struct{}{}, done: make(chan struct{}),
+		machine: systemMemory.read(), authLog: rateLog{every: time.Second}}
+	s.maxMemorySet = cfg.MaxMemory != 0 && cfg.MaxMemory != Unlimited
+	s.cfg.MaxMemory, s.memFrom = resolveMaxMemory(cfg, s.machine)
+	cfg = s.cfg
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.Backend == "memory" {
 		m := newMemstore(cfg.MaxFilterBytes, cfg.MaxMemory)
 		if cfg.Dir != "-" {
 			p, err := openPersistence(m, cfg, s.log)
 			if err != nil {
-				return nil, err
+				return nil, limitsHint(err, cfg)
 			}
-			m.persist = p
-			m.journal = p
+			m.persist, m.journal, s.persist = p, p, p
 		}
 		s.store = m
 		go s.sweep(m)
@@ -170,6 +90,20 @@ func New(cfg Config) (*Server, error) {
 	s.metrics = newMetrics(s)
 	s.cmds = newTable(s.metrics)
 	return s, nil
+}
+
+// limitsHint adds to a failure to load the data directory, when a
+// filter in it is beyond the memory limits, that larger limits load it
+// (the log's repair advice, truncating it, would lose data): the
+// filter was accepted under other limits, such as the 16 GiB per filter
+// before the default became DefaultMaxFilterBytes.
+func limitsHint(err error, cfg Config) error {
+	if !errors.Is(err, errNoMemory) && !strings.Contains(err.Error(), string(errNoMemory)) {
+		return err
+	}
+	return fmt.Errorf("%w\nserver: the data holds more than the memory limits allow (--maxmemory-per-filter %s, --maxmemory %s): "+
+		"start with larger limits to load it, e.g. --maxmemory-per-filter unlimited, rather than dropping data",
+		err, humanLimit(cfg.MaxFilterBytes), humanLimit(cfg.MaxMemory))
 }
 
 // sweep deletes expired keys ten times a second until shutdown.
@@ -185,25 +119,60 @@ func (s *Server) sweep(m *memstore) {
 			m.ks.sweep()
 			s.stats.expired.Store(m.ks.expired.Load())
 			if s.cfg.ManageGoMemory {
-				limit = setMemoryLimit(m.used.Load(), limit)
+				limit = setMemoryLimit(limit)
 			}
 		}
 	}
 }
 
-// setMemoryLimit sets Go's soft memory limit to the filters' bytes plus
-// 10% and 16 MiB (buffers, connections, the log's unsynced copy), so that the garbage of commands is collected long
-// before the heap doubles (with GOGC=100 alone, a heap of 1 GiB of
-// filters could grow to 2 GiB). Filters are large pointer-free arrays,
-// which a collection neither scans nor moves, so frequent collections
-// are cheap. It returns the limit set (unchanged within 1%).
-func setMemoryLimit(filterBytes uint64, current int64) int64 {
-	want := int64(filterBytes)/100*110 + 16<<20
+// setMemoryLimit sets Go's soft memory limit to what the process holds
+// live (the heap marked by the last collection, and the runtime's other
+// memory: stacks, buffers) plus max(1/8 of the live heap, 64 MiB) of room
+// for garbage, so that the garbage of commands is collected long before
+// the heap doubles (with GOGC=100 alone, 1 GiB of filters could grow to
+// 2 GiB). The room keeps collections rare however small the filters: a
+// limit computed from the filters' bit arrays alone once sat below the
+// live heap of a million small filters (their structures outweigh their
+// bits), and collections then took most of the CPU. Filters are large
+// pointer-free arrays, which a collection neither scans nor moves. It
+// returns the limit set (unchanged within 1%).
+func setMemoryLimit(current int64) int64 {
+	live, other := liveMemory()
+	want := int64(live + other + max(live/8, 64<<20))
 	if current > 0 && want > current*99/100 && want < current*101/100 {
 		return current
 	}
 	debug.SetMemoryLimit(want)
 	return want
+}
+
+// memorySamples are the runtime metrics liveMemory reads.
+var memorySamples = []rtmetrics.Sample{
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
+}
+
+// liveMemory returns the heap marked live by the last collection and the
+// runtime's memory outside the heap.
+func liveMemory() (live, other uint64) {
+	s := slices.Clone(memorySamples)
+	rtmetrics.Read(s)
+	v := func(i int) uint64 {
+		if s[i].Value.Kind() != rtmetrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	heap := v(2) + v(3) + v(4) + v(5)
+	total := v(1)
+	if total > heap {
+		other = total - heap
+	}
+	return v(0), other
 }
 
 // ListenAndServe listens on cfg.Addr (and cfg.MetricsAddr) and serves
@@ -233,7 +202,15 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 	}
 	s.log.Info("bloomery serving", "addr", ln.Addr().String(), "backend", s.backendName(),
-		"dir", s.cfg.Dir, "appendfsync", s.cfg.AppendFsync, "auth", s.cfg.RequirePass != "")
+		"dir", s.cfg.Dir, "appendfsync", s.cfg.AppendFsync, "auth", s.cfg.RequirePass != "",
+		"maxmemory", humanLimit(s.cfg.MaxMemory), "maxmemory_from", s.memFrom,
+		"maxmemory_per_filter", humanLimit(s.cfg.MaxFilterBytes))
+	if lim, _ := s.machine.limit(); lim == 0 && s.backendName() == "memory" && s.cfg.MaxMemory == Unlimited {
+		s.log.Warn("the machine's memory could not be read, so filters have no total memory limit: set --maxmemory")
+	}
+	if s.backendName() != "memory" && s.maxMemorySet {
+		s.log.Warn("--maxmemory does not apply to the Redis backend: set Redis's own maxmemory, with a noeviction policy")
+	}
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -281,23 +258,40 @@ func (s *Server) accept(nc net.Conn) {
 	}()
 }
 
-// serveMetrics starts the Prometheus endpoint.
+// serveMetrics starts the HTTP endpoint: /metrics, and /debug/pprof/
+// when cfg.Pprof. It warns when the address is not loopback: nothing
+// there asks for a credential.
 func (s *Server) serveMetrics() error {
 	ln, err := net.Listen("tcp", s.cfg.MetricsAddr)
 	if err != nil {
 		return fmt.Errorf("server: metrics listen: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	if s.cfg.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	s.mu.Lock()
 	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Unlock()
 	go s.httpSrv.Serve(ln)
-	s.log.Info("metrics serving", "addr", ln.Addr().String(), "path", "/metrics")
+	s.log.Info("metrics serving", "addr", ln.Addr().String(), "path", "/metrics", "pprof", s.cfg.Pprof)
+	if !isLoopback(ln.Addr()) {
+		s.log.Warn("the metrics endpoint listens beyond loopback and asks for no credential: "+
+			"whoever reaches it reads the metrics (and, with pprof, profiles the process)", "addr", ln.Addr().String())
+	}
 	return nil
+}
+
+// isLoopback reports whether a listener's address is reachable only from
+// this machine (an unspecified address, ":port", is every interface).
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // Addr is the address the server listens on (cfg.Addr before Serve).
@@ -316,10 +310,14 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // Shutdown stops the server gracefully: it stops accepting, lets each
 // client finish the command it is running, closes the connections, and
 // closes the backend (for the memory backend: the log flushed and
-// fsynced, and a final snapshot). It waits for the clients until ctx is
-// done. Later calls return the first call's result.
+// fsynced, and a final snapshot). Replies still unsent after
+// shutdownWriteGrace (a client not reading them) are dropped with their
+// connection. It waits for the clients until ctx is done, then closes
+// their connections. Later calls return the first call's result.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutOnce.Do(func() {
+		cutoff := time.Now().Add(shutdownWriteGrace)
+		s.writeCutoff.Store(cutoff.UnixNano()) // before closing: see conn.setWriteDeadline
 		s.closing.Store(true)
 		s.log.Info("shutting down")
 		s.mu.Lock()
@@ -329,12 +327,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for c := range s.conns {
 			// End each client's input: a command being run finishes
 			// and its reply is sent; then the read fails and the
-			// connection closes.
+			// connection closes. A reply the client does not take
+			// within the grace ends the connection too.
 			if tc, ok := c.nc.(*net.TCPConn); ok {
 				tc.CloseRead()
 			} else {
 				c.nc.SetReadDeadline(time.Now())
 			}
+			c.nc.SetWriteDeadline(cutoff)
 		}
 		hs := s.httpSrv
 		s.mu.Unlock()
@@ -343,7 +343,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		select {
 		case <-waited:
 		case <-ctx.Done():
-			s.log.Warn("shutdown: clients still running; closing the backend anyway")
+			s.log.Warn("shutdown: clients still running; closing their connections and the backend")
+			s.mu.Lock()
+			for c := range s.conns {
+				c.nc.Close()
+			}
+			s.mu.Unlock()
 		}
 		s.cancel()
 		if hs != nil {
@@ -360,6 +365,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	<-s.done
 	return s.shutErr
 }
+
+// shutdownWriteGrace is how long Shutdown lets clients take the replies
+// still being sent.
+const shutdownWriteGrace = 2 * time.Second
 
 func (s *Server) backendName() string {
 	if s.cfg.Backend == "memory" {

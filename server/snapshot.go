@@ -1,12 +1,11 @@
 package server
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"hash/crc32"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -21,17 +20,25 @@ import (
 //  1. cut: with every key locked, the log is rotated (the old log flushed
 //     and fsynced, a new one opened: later changes go there) and the keys
 //     are listed with their entry and expiry; each is pending.
-//  2. While pending, an entry's filter is copied (Clone) by the keyspace's
-//     modifying hook, just before its first change after the cut.
-//  3. The writer takes each pending entry's filter as it was at the cut:
-//     the hook's copy, or else a copy it makes itself, and encodes it with
-//     no lock held. Keys deleted or renamed after the cut are written as
+//  2. While pending, a view of an entry's filter (bloom.ScalableView) is
+//     taken by the keyspace's modifying hook, just before its first
+//     change after the cut. A view copies nothing when it is taken; the
+//     filter then copies each 4 KiB page into it before changing the
+//     page, unless the writer has written the page already.
+//  3. The writer takes each pending entry's view (or takes one itself, if
+//     the filter has not changed since the cut) and encodes it with no
+//     key lock held. Keys deleted or renamed after the cut are written as
 //     they were at the cut: the cut is what counts.
+//
+// So a snapshot costs memory only for the pages changed while it is
+// written (issue 11: a 4.49 GB filter holding 100 items used to be copied
+// whole, twice its size at peak), and the file is written sparse
+// (snapshot_sparse.go): runs of zero bytes become holes.
 //
 // The hook and the writer meet on a mutex of the key's cut record, not
 // on the key's shard lock: a key renamed after the cut lives in another
 // shard, but its entry (and filter) is the same, and every change to a
-// filter calls the hook, which waits while the writer copies.
+// filter calls the hook.
 //
 // File (all integers little-endian):
 //
@@ -67,30 +74,32 @@ type cutKey struct {
 	expireAt int64
 
 	mu    sync.Mutex
-	taken atomic.Bool     // copy is the filter as at the cut
-	e     *entry          // until the writer takes its filter
-	copy  *bloom.Scalable // made by keep
+	taken atomic.Bool         // view is the filter as at the cut
+	e     *entry              // until the writer takes its filter
+	view  *bloom.ScalableView // made by keep
 }
 
-// keep copies the filter as it is now, unless a copy was made: the hook
-// calls it before a change, the writer when it gets to the key.
+// keep takes a view of the filter as it is now (copy-on-write: it copies
+// nothing yet), unless one was taken: the hook calls it before a change,
+// the writer when it gets to the key.
 func (k *cutKey) keep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.taken.Load() {
-		k.copy = k.e.filter.Clone()
+		k.view = k.e.filter.View()
 		k.taken.Store(true)
 	}
 }
 
-// take returns the filter as it was at the cut and forgets it.
-func (k *cutKey) take() *bloom.Scalable {
+// take returns the filter as it was at the cut and forgets it; the
+// caller closes the view.
+func (k *cutKey) take() *bloom.ScalableView {
 	k.keep()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	f := k.copy
-	k.copy, k.e = nil, nil
-	return f
+	v := k.view
+	k.view, k.e = nil, nil
+	return v
 }
 
 // modifying is the keyspace's hook, called under a key's shard lock
@@ -144,23 +153,17 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 // collect lists the unexpired keys; the caller holds every shard lock.
 func (p *persistence) collect(c *snapCut) {
 	ks := p.m.ks
-	n := 0
-	for i := range ks.shards {
-		n += len(ks.shards[i].m)
-	}
-	c.keys = make([]cutKey, n)
+	c.keys = make([]cutKey, ks.countLocked())
 	now := ks.now().UnixMilli()
-	n = 0
-	for i := range ks.shards {
-		for name, e := range ks.shards[i].m {
-			if e.expireAt != 0 && e.expireAt <= now {
-				continue
-			}
-			k := &c.keys[n]
-			k.name, k.expireAt, k.e = name, e.expireAt, e
-			n++
+	n := 0
+	ks.eachLocked(func(name string, e *entry) {
+		if e.expireAt != 0 && e.expireAt <= now {
+			return
 		}
-	}
+		k := &c.keys[n]
+		k.name, k.expireAt, k.e = name, e.expireAt, e
+		n++
+	})
 	c.keys = c.keys[:n]
 	c.pending = make(map[*entry]*cutKey, n)
 	for i := range c.keys {
@@ -168,24 +171,17 @@ func (p *persistence) collect(c *snapCut) {
 	}
 }
 
-// writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb.tmp, fsyncs
-// it, renames it to snapshot.G.bdb and fsyncs the directory. It returns
-// the file's size.
+// writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb through
+// internal/atomicfile (a temporary file beside it, fsync, rename, fsync of
+// the directory). It returns the file's size.
 func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 	name := filepath.Join(p.dir, snapshotName(c.gen))
-	tmp := name + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("server: create snapshot: %w", err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	sw := &snapWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	defer f.Abort()
+	sw := &snapWriter{w: newSparseWriter(f)}
 	sw.header(c.gen, c.created)
 	for i := range c.keys {
 		if sw.err != nil {
@@ -196,7 +192,9 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 			sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
 			break
 		}
-		sw.record(k.name, k.expireAt, k.take())
+		v := k.take()
+		sw.record(k.name, k.expireAt, v)
+		v.Close()
 	}
 	sw.trailer(uint64(len(c.keys)))
 	err = sw.err
@@ -204,20 +202,9 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 		err = sw.w.Flush()
 	}
 	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Close()
-		done = true
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err == nil {
-		err = syncDir(p.dir)
+		err = f.Commit()
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return 0, fmt.Errorf("server: write snapshot %s: %w", name, err)
 	}
 	return sw.n, nil
@@ -226,7 +213,7 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 // snapWriter writes a snapshot, keeping the CRCs of the file and of the
 // current record. Its first error sticks.
 type snapWriter struct {
-	w        *bufio.Writer
+	w        *sparseWriter
 	n        int64
 	all, rec uint32
 	err      error
@@ -256,7 +243,7 @@ func (sw *snapWriter) header(gen uint64, created time.Time) {
 	sw.u64(uint64(created.UnixMilli()))
 }
 
-func (sw *snapWriter) record(key string, expireAt int64, f *bloom.Scalable) {
+func (sw *snapWriter) record(key string, expireAt int64, f *bloom.ScalableView) {
 	sw.rec = 0
 	sw.Write([]byte{tagKey})
 	sw.u32(uint32(len(key)))

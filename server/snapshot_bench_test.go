@@ -19,7 +19,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d,capacity=%d", tc.keys, tc.capacity), func(b *testing.B) {
 			m, p := openTestPersistence(b, b.TempDir(), "everysec")
 			defer p.close()
-			f, err := bloom.NewScalable(tc.capacity, 0.01, defaultCreate.options())
+			f, err := bloom.NewScalable(tc.capacity, 0.01, bloom.WithGrowth(defaultCreate.growth()))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -37,10 +37,11 @@ const (
 var errPortTaken = errors.New("port taken before redis-server could bind it")
 
 // StartRedis runs bin (a redis-server; "redis-server" looks it up on PATH)
-// and returns once it answers, is the process just started and has loaded
-// nothing. Call Stop when done; on Linux the server is also killed if this
-// process dies first.
-func StartRedis(bin string) (*RedisServer, error) {
+// with extra arguments after the defaults (e.g. "--loadmodule", path, or
+// "--appendonly", "yes") and returns once it answers, is the process just
+// started and has loaded nothing. Call Stop when done; on Linux the server
+// is also killed if this process dies first.
+func StartRedis(bin string, extra ...string) (*RedisServer, error) {
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return nil, fmt.Errorf("%w (install redis-server, e.g. `make redis` at the repository root)", err)
@@ -51,7 +52,7 @@ func StartRedis(bin string) (*RedisServer, error) {
 	}
 	for range redisAttempts {
 		var s *RedisServer
-		if s, err = startRedis(path, dir); err == nil {
+		if s, err = startRedis(path, dir, extra); err == nil {
 			return s, nil
 		}
 		if !errors.Is(err, errPortTaken) {
@@ -62,7 +63,7 @@ func StartRedis(bin string) (*RedisServer, error) {
 	return nil, err
 }
 
-func startRedis(path, dir string) (*RedisServer, error) {
+func startRedis(path, dir string, extra []string) (*RedisServer, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -72,8 +73,9 @@ func startRedis(path, dir string) (*RedisServer, error) {
 		return nil, err
 	}
 	defer log.Close() // the child has its own copy
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no")
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no"}, extra...)
+	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
 	setDeathSignal(cmd)
 	if err := cmd.Start(); err != nil {
@@ -117,6 +119,9 @@ func (s *RedisServer) answers(c *redis.Client) bool {
 // Addr is the server's "127.0.0.1:port".
 func (s *RedisServer) Addr() string { return s.addr }
 
+// Pid is the server's process ID.
+func (s *RedisServer) Pid() int { return s.cmd.Process.Pid }
+
 // Stop ends the server (SIGTERM, then SIGKILL after a grace period),
 // waits for it and removes its directory.
 func (s *RedisServer) Stop() {
@@ -154,3 +159,8 @@ func InfoFields(info string) map[string]string {
 	}
 	return out
 }
+
+// KillWithParent has the kernel kill cmd's process when this process dies
+// (Linux; elsewhere it does nothing): a benchmark's servers must not
+// outlive it.
+func KillWithParent(cmd *exec.Cmd) { setDeathSignal(cmd) }

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -32,9 +30,10 @@ NUL-terminated instead (find -print0, xargs -0), so they may contain
 newlines. An item is exactly the bytes between separators: an empty line
 is an item, and a "\r" before the newline is part of the item.
 
-The filter file goes to -o FILE, written to a temporary file beside it
-and renamed over FILE only once complete, or to standard output (not to
-a terminal). check, info and the library's Load and OpenFile read it.
+The filter file goes to -o FILE, written to a temporary file beside it,
+flushed to disk and renamed over FILE only once complete (so a crash
+leaves the old FILE or the whole new one), or to standard output (not
+to a terminal). check, info and the library's Load and OpenFile read it.
 
 While it reads, a progress bar with items, rate and time left is drawn
 on standard error if that is a terminal and the input size is known
@@ -97,17 +96,17 @@ func runBuild(cmd *cobra.Command, s bloom.Sizing, out string, sep byte, inputs [
 	}
 	// Open the output first: a bad -o fails before the input is read.
 	var w io.Writer
-	var file *atomicFile
+	var file *atomicfile.File
 	if out == "" || out == "-" {
 		w = cmd.OutOrStdout()
 		if isTerminal(w) {
 			return usageErrorf("not writing a binary filter to a terminal: use -o FILE or redirect standard output")
 		}
 	} else {
-		if file, err = createAtomic(out); err != nil {
+		if file, err = atomicfile.Create(out, 0o666); err != nil {
 			return fmt.Errorf("-o: %w", err)
 		}
-		defer file.abort()
+		defer file.Abort()
 		w = file
 	}
 	f, err := bloom.NewSized(s)
@@ -129,7 +128,7 @@ func runBuild(cmd *cobra.Command, s bloom.Sizing, out string, sep byte, inputs [
 		return err
 	}
 	if file != nil {
-		if err := file.commit(); err != nil {
+		if err := file.Commit(); err != nil {
 			return err
 		}
 	}
@@ -158,52 +157,4 @@ func (v *layoutValue) Set(s string) error {
 	}
 	v.l = l
 	return nil
-}
-
-// atomicFile is a new file that replaces path only when committed, so
-// that a failed or interrupted write leaves path as it was.
-type atomicFile struct {
-	*os.File
-	path string
-	done bool
-}
-
-// createAtomic creates the temporary file for path, in its directory
-// (a rename within one file system is atomic), with the permissions a new
-// file gets (0666 less the umask).
-func createAtomic(path string) (*atomicFile, error) {
-	tmp := filepath.Join(filepath.Dir(path),
-		"."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return nil, err
-	}
-	return &atomicFile{File: f, path: path}, nil
-}
-
-// commit flushes the file to disk and renames it over path.
-func (a *atomicFile) commit() error {
-	err := a.Sync()
-	if cerr := a.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(a.Name(), a.path)
-	}
-	if err != nil {
-		os.Remove(a.Name())
-		return fmt.Errorf("writing %s: %w", a.path, err)
-	}
-	a.done = true
-	return nil
-}
-
-// abort removes the temporary file unless committed.
-func (a *atomicFile) abort() {
-	if a.done {
-		return
-	}
-	a.done = true
-	a.Close()
-	os.Remove(a.Name())
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/bloomery/bloom"
 	"github.com/spf13/cobra"
@@ -33,7 +32,9 @@ read: a filter of many gigabytes opens at once, and only the pages the
 lookups touch are read. Opening checks the CRC of the whole bit array,
 reading the file once; --skip-crc opens without that check, in constant
 time, but a corrupt file then gives wrong answers. Scalable and counting
-filter files are read into memory.`,
+filter files, and filters that are not regular files (a pipe, a FIFO,
+/dev/stdin, <(…)), are read into memory, once. A mapped file truncated
+while check runs is an error (exit status 2).`,
 		Example: `  # Which of these passwords leaked?
   bloomery check passwords.bloom hunter2 'correct horse' 123456
 
@@ -62,7 +63,11 @@ filter files are read into memory.`,
 			defer ff.Close()
 			c := checker{ff: ff, invert: invert, quiet: quiet, count: count, sep: separator(nul),
 				w: bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)}
-			selected, err := c.run(args[1:], cmd.InOrStdin())
+			var selected uint64
+			err = guardFile(args[0], ff, func() (err error) {
+				selected, err = c.run(args[1:], cmd.InOrStdin())
+				return err
+			})
 			if err != nil {
 				return &exitStatus{checkFailed, err}
 			}
@@ -90,7 +95,7 @@ const (
 
 // checker tests batches of items and prints the selected ones.
 type checker struct {
-	ff                   *filterFile
+	ff                   *bloom.File
 	invert, quiet, count bool
 	sep                  byte
 	w                    *bufio.Writer
@@ -131,7 +136,7 @@ func (c *checker) run(args []string, stdin io.Reader) (uint64, error) {
 // batch tests items, prints the selected ones and flushes them, so that
 // a stream is answered as it arrives.
 func (c *checker) batch(items [][]byte) error {
-	c.dst = c.ff.testMany(items, c.dst)
+	c.dst = c.ff.TestMany(items, c.dst)
 	for i, it := range items {
 		if c.dst[i] == c.invert {
 			continue
@@ -149,101 +154,27 @@ func (c *checker) batch(items [][]byte) error {
 	return c.w.Flush()
 }
 
-// filterFile is a filter file opened for lookups: a Filter memory-mapped
-// (kind 1), or a Scalable (kind 2) or Counting (kind 3) filter read into
-// memory. Exactly one of the fields is set.
-type filterFile struct {
-	mapped   *bloom.MappedFilter
-	scalable *bloom.Scalable
-	counting *bloom.Counting
-}
-
-// File kinds, byte 10 of the header (docs/FORMAT.md).
-const (
-	kindFilter   = 1
-	kindScalable = 2
-	kindCounting = 3
-)
-
-// openFilterFile opens the filter file at path by its kind. Errors name
-// the file.
-func openFilterFile(path string, skipCRC bool) (*filterFile, error) {
-	var ff filterFile
-	var err error
-	switch fileKind(path) {
-	case kindScalable:
-		err = loadFile(path, func(r io.Reader) (err error) {
-			ff.scalable, err = bloom.LoadScalable(r)
-			return err
-		})
-	case kindCounting:
-		err = loadFile(path, func(r io.Reader) (err error) {
-			ff.counting, err = bloom.LoadCounting(r)
-			return err
-		})
-	default: // kind 1, or not a filter file: OpenFile says what is wrong
-		ff.mapped, err = bloom.OpenFileWith(path, bloom.OpenOptions{SkipPayloadCRC: skipCRC})
+// openFilterFile opens the filter file at path, of any kind, reading it
+// once (so it may be a pipe): a fixed-size filter in a regular file is
+// memory-mapped. Errors name the file.
+func openFilterFile(path string, skipCRC bool) (*bloom.File, error) {
+	var opts []bloom.Option
+	if skipCRC {
+		opts = append(opts, bloom.WithoutPayloadCRC())
 	}
+	ff, err := bloom.OpenAny(path, opts...)
 	if errors.Is(err, bloom.ErrKeyRequired) {
 		return nil, fmt.Errorf("%s: the filter is keyed (SipHash with a secret key); bloomery reads only unkeyed filters", path)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &ff, nil
+	return ff, err
 }
 
-// fileKind is the kind byte of the filter file at path, or 0 when it
-// cannot tell.
-func fileKind(path string) byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
+// guardFile runs fn, which uses the filter ff opened from path, and turns
+// a fault reading a mapped file truncated underneath into an error.
+func guardFile(path string, ff *bloom.File, fn func() error) error {
+	var err error
+	if ff.Guard(func() { err = fn() }) != nil {
+		return fmt.Errorf("filter file %s changed while in use (truncated?)", path)
 	}
-	defer f.Close()
-	var b [11]byte
-	if _, err := io.ReadFull(f, b[:]); err != nil || string(b[:8]) != "BLOOMERY" {
-		return 0
-	}
-	return b[10]
-}
-
-// loadFile calls load with the open file at path; errors name it.
-func loadFile(path string, load func(io.Reader) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := load(f); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// testMany is TestMany on any kind of filter.
-func (ff *filterFile) testMany(items [][]byte, dst []bool) []bool {
-	if ff.mapped != nil {
-		return ff.mapped.TestMany(items, dst)
-	}
-	if cap(dst) < len(items) {
-		dst = make([]bool, len(items))
-	}
-	dst = dst[:len(items)]
-	for i, it := range items {
-		if ff.scalable != nil {
-			dst[i] = ff.scalable.Test(it)
-		} else {
-			dst[i] = ff.counting.Test(it)
-		}
-	}
-	return dst
-}
-
-// Close releases a mapped filter.
-func (ff *filterFile) Close() error {
-	if ff.mapped != nil {
-		return ff.mapped.Close()
-	}
-	return nil
+	return err
 }

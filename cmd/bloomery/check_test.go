@@ -39,7 +39,7 @@ func testFilters(t testing.TB) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := bloom.NewScalable(2, 1e-6, bloom.ScalableOptions{}) // grows: 4 items, capacity 2
+	s, err := bloom.NewScalable(2, 1e-6) // grows: 4 items, capacity 2
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"github.com/spf13/cobra"
 )
 
@@ -56,12 +56,12 @@ is an error. Runs sharing a state file must not overlap.`,
 			if err != nil {
 				return err
 			}
-			var out *atomicFile
+			var out *atomicfile.File
 			if state != "" {
-				if out, err = createAtomic(state); err != nil {
+				if out, err = atomicfile.Create(state, 0o666); err != nil {
 					return fmt.Errorf("--state: %w", err)
 				}
-				defer out.abort()
+				defer out.Abort()
 			}
 			if err := runDedup(cmd, in, s, separator(nul)); err != nil {
 				return err
@@ -72,7 +72,7 @@ is an error. Runs sharing a state file must not overlap.`,
 			if _, err := s.WriteTo(out); err != nil {
 				return fmt.Errorf("writing --state %s: %w", state, err)
 			}
-			return out.commit()
+			return out.Commit()
 		},
 	}
 	f := cmd.Flags()
@@ -100,7 +100,7 @@ func openDedupState(cmd *cobra.Command, path string, n uint64, p float64) (*bloo
 			return nil, fmt.Errorf("--state: %w", err)
 		}
 	}
-	s, err := bloom.NewScalable(n, p, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(n, p)
 	if err != nil {
 		return nil, usageErrorf("invalid -n %d or -p %g: %v", n, p, err)
 	}
@@ -110,8 +110,7 @@ func openDedupState(cmd *cobra.Command, path string, n uint64, p float64) (*bloo
 // checkStateFlags refuses -n or -p given with other values than those of
 // the existing state s.
 func checkStateFlags(cmd *cobra.Command, path string, s *bloom.Scalable, n uint64, p float64) error {
-	n0 := binary.LittleEndian.Uint64(s.DumpHeader()[32:]) // the header's n
-	if cmd.Flags().Changed("items") && n != n0 {
+	if n0 := s.InitialCap(); cmd.Flags().Changed("items") && n != n0 {
 		return usageErrorf("-n/--items %d differs from the initial capacity %d of --state %s (drop -n, or use a new state file)",
 			n, n0, path)
 	}

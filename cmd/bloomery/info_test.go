@@ -78,7 +78,7 @@ func TestInfoFilter(t *testing.T) {
 }
 
 func TestInfoScalable(t *testing.T) {
-	s, err := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(100, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestInfoScalable(t *testing.T) {
 	}
 
 	// A full non-scaling filter says so.
-	full, err := bloom.NewScalable(10, 0.01, bloom.ScalableOptions{NonScaling: true})
+	full, err := bloom.NewScalable(10, 0.01, bloom.WithNonScaling())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,22 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
+
+// testMainEnv, set to 1 in its environment, makes this test binary run
+// the CLI (main) instead of the tests: tests run the CLI as a process of
+// its own that way, with real standard streams and exit status.
+const testMainEnv = "BLOOMERY_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testMainEnv) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
 
 // runCLI runs the command line in-process and returns its exit code,
 // standard output and standard error.

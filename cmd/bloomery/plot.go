@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -73,16 +73,8 @@ func writePlot(path string, n uint64, p float64, layouts []bloom.Layout) error {
 	if err != nil {
 		return fmt.Errorf("drawing the plot: %w", err)
 	}
-	file, err := os.Create(path)
-	if err != nil {
+	if err := atomicfile.WriteFile(path, 0o666, img); err != nil {
 		return fmt.Errorf("--plot: %w", err)
-	}
-	_, err = img.WriteTo(file)
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("--plot: writing %s: %w", path, err)
 	}
 	return nil
 }

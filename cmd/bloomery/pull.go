@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/internal/atomicfile"
 	"github.com/bloomery/bloom/redisfilter"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -30,8 +30,9 @@ func newPullCmd() *cobra.Command {
                                with BF.SCANDUMP, as a scalable filter file
                                (kind 2)
 
-The file is written to a temporary file beside FILTER and renamed over it
-at the end, so FILTER is never half-written; an existing FILTER is kept
+The file is written to a temporary file beside FILTER, flushed to disk
+and renamed over it at the end, so FILTER is never half-written, even
+after a crash; an existing FILTER is kept
 unless --force is given. Writes made to the filter while pull runs may or
 may not be in the file. The insert count of a Redis filter is not kept in
 Redis: the file records 0.
@@ -78,7 +79,7 @@ func runPull(ctx context.Context, stderr io.Writer, src filterURL, path string) 
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, w)
+	return atomicfile.WriteFile(path, 0o666, w)
 }
 
 // pullFilter downloads the redisfilter src.name.
@@ -106,8 +107,8 @@ func pullFilter(ctx context.Context, client *redis.Client, stderr io.Writer, src
 
 // pullScalable reads the filter src.name of a bloomery server with
 // BF.SCANDUMP: the dump header at iterator 0, then payload chunks, each
-// returned with the iterator of the next (1 + the offset after it) until
-// the iterator is 0.
+// returned with the iterator of the next, loaded at that iterator
+// (bloom.Scalable.LoadChunk), until the iterator is 0.
 func pullScalable(ctx context.Context, client *redis.Client, stderr io.Writer, src filterURL) (*bloom.Scalable, error) {
 	where := src.where(src.name)
 	head, err := client.BFScanDump(ctx, src.name, 0).Result()
@@ -131,7 +132,7 @@ func pullScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s
 		if chunk.Iter == 0 {
 			break
 		}
-		if _, err := s.WritePayloadAt([]byte(chunk.Data), it-1); err != nil || chunk.Iter != it+int64(len(chunk.Data)) {
+		if err := s.LoadChunk(chunk.Iter, []byte(chunk.Data)); err != nil || chunk.Iter != it+int64(len(chunk.Data)) {
 			return nil, fmt.Errorf("pull from %s: BF.SCANDUMP at %d: a chunk of %d bytes that does not fit (%v); did the filter change?",
 				where, it, len(chunk.Data), err)
 		}
@@ -140,25 +141,4 @@ func pullScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s
 	}
 	prog.done()
 	return s, nil
-}
-
-// writeFileAtomic writes w to a temporary file in path's directory and
-// renames it to path, so path is never half-written.
-func writeFileAtomic(path string, w io.WriterTo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pull-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := w.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -77,45 +77,37 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 }
 
 // kindNames describes each file kind in messages.
-var kindNames = map[byte]string{
-	kindFilter:   "a fixed-size filter (kind 1)",
-	kindScalable: "a scalable filter (kind 2)",
-	kindCounting: "a counting filter (kind 3)",
+var kindNames = map[bloom.Kind]string{
+	bloom.KindFilter:   "a fixed-size filter (kind 1)",
+	bloom.KindScalable: "a scalable filter (kind 2)",
+	bloom.KindCounting: "a counting filter (kind 3)",
 }
 
-// runPush copies the filter file path to dst.
+// runPush copies the filter file path to dst. It reads the file once, so
+// path may be a pipe.
 func runPush(ctx context.Context, stderr io.Writer, path string, dst filterURL, force bool) error {
-	if _, err := os.Stat(path); err != nil {
+	file, err := os.Open(path)
+	if err != nil {
 		return err
 	}
-	kind := fileKind(path)
-	if kind == 0 {
-		return fmt.Errorf("%s: not a bloomery filter file (no BLOOMERY header)", path)
-	}
-	want := byte(kindFilter)
-	if dst.server {
-		want = kindScalable
-	}
-	if kind != want {
-		return wrongKindError(path, kind, dst)
-	}
+	defer file.Close()
 	var (
 		f *bloom.Filter
 		s *bloom.Scalable
 	)
-	err := loadFile(path, func(r io.Reader) (err error) {
-		if dst.server {
-			s, err = bloom.LoadScalable(r)
-		} else {
-			f, err = bloom.Load(r)
-		}
-		return err
-	})
-	if errors.Is(err, bloom.ErrKeyRequired) {
-		return fmt.Errorf("%s is keyed (SipHash with a secret key): push cannot recreate it without its key, which is not in the file", path)
+	if dst.server {
+		s, err = bloom.LoadScalable(file)
+	} else {
+		f, err = bloom.Load(file)
 	}
-	if err != nil {
-		return err
+	var wrongKind *bloom.KindError
+	switch {
+	case errors.As(err, &wrongKind):
+		return wrongKindError(path, wrongKind.Got, dst)
+	case errors.Is(err, bloom.ErrKeyRequired):
+		return fmt.Errorf("%s is keyed (SipHash with a secret key): push cannot recreate it without its key, which is not in the file", path)
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	client := dst.client()
 	defer client.Close()
@@ -127,19 +119,19 @@ func runPush(ctx context.Context, stderr io.Writer, path string, dst filterURL, 
 
 // wrongKindError says why a file of kind cannot go to dst, and where it
 // could.
-func wrongKindError(path string, kind byte, dst filterURL) error {
+func wrongKindError(path string, kind bloom.Kind, dst filterURL) error {
 	name, ok := kindNames[kind]
 	if !ok {
-		name = fmt.Sprintf("a filter of unknown kind %d", kind)
+		name = fmt.Sprintf("a filter of unknown %s", kind)
 	}
 	takes, hint := "redis:// takes fixed-size filters (kind 1)", ""
 	if dst.server {
 		takes = "bloomery:// takes scalable filters (kind 2, the BF.SCANDUMP format)"
 	}
 	switch {
-	case dst.server && kind == kindFilter:
+	case dst.server && kind == bloom.KindFilter:
 		hint = "; push it to redis://host:port/db/name"
-	case !dst.server && kind == kindScalable:
+	case !dst.server && kind == bloom.KindScalable:
 		hint = "; push it to bloomery://host:port/name"
 	}
 	return fmt.Errorf("%s is %s: %s%s", path, name, takes, hint)
@@ -217,9 +209,9 @@ func redisUploaded(ctx context.Context, client *redis.Client, name string) func(
 	}
 }
 
-// pushScalable loads s into a bloomery server with BF.LOADCHUNK: the dump
-// header at iterator 1, then the payload in chunks, each at iterator
-// 1 + the offset of its end, as BF.SCANDUMP numbers them.
+// pushScalable loads s into a bloomery server with BF.LOADCHUNK, chunk by
+// chunk as bloom.Scalable.DumpChunk numbers them (BF.SCANDUMP's
+// arithmetic): the header at iterator 1, then the payload.
 func pushScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s *bloom.Scalable, dst filterURL, force bool) error {
 	where := dst.where(dst.name)
 	n, err := client.Exists(ctx, dst.name).Result()
@@ -247,25 +239,20 @@ func pushScalable(ctx context.Context, client *redis.Client, stderr io.Writer, s
 
 // loadChunks sends s to the key name in BF.LOADCHUNK commands.
 func loadChunks(ctx context.Context, client *redis.Client, s *bloom.Scalable, name string, prog *transfer) error {
-	if err := client.BFLoadChunk(ctx, name, 1, s.DumpHeader()).Err(); err != nil {
-		return fmt.Errorf("BF.LOADCHUNK of the header: %w", err)
-	}
-	buf := make([]byte, scanDumpChunk)
-	for off := int64(0); off < s.PayloadSize(); {
-		_, end, _ := s.PayloadSegment(off)
-		chunk := buf[:min(end-off, int64(len(buf)))]
-		if n, err := s.ReadPayloadAt(chunk, off); n < len(chunk) {
-			return fmt.Errorf("reading the filter at %d: %w", off, err)
+	for it := int64(0); ; {
+		next, chunk, err := s.DumpChunk(it)
+		if err != nil {
+			return fmt.Errorf("reading the filter: %w", err)
 		}
-		off += int64(len(chunk))
-		if err := client.BFLoadChunk(ctx, name, 1+off, chunk).Err(); err != nil {
-			return fmt.Errorf("BF.LOADCHUNK at %d: %w", 1+off, err)
+		if next == 0 {
+			return nil
 		}
-		prog.set(uint64(off))
+		if err := client.BFLoadChunk(ctx, name, next, chunk).Err(); err != nil {
+			return fmt.Errorf("BF.LOADCHUNK at %d: %w", next, err)
+		}
+		if it > 0 {
+			prog.set(uint64(next - 1))
+		}
+		it = next
 	}
-	return nil
 }
-
-// scanDumpChunk is the most payload bytes per BF.LOADCHUNK (the server's
-// BF.SCANDUMP sends at most as many).
-const scanDumpChunk = 16 << 20

@@ -179,7 +179,7 @@ func TestPushForce(t *testing.T) {
 	sameAnswers(t, pulled, c, 5000)
 
 	// A Redis scalable filter at the key is replaced too.
-	if _, err := redisfilter.CreateScalable(ctx, client, "s", 100, 0.01, bloom.ScalableOptions{}); err != nil {
+	if _, err := redisfilter.CreateScalable(ctx, client, "s", 100, 0.01); err != nil {
 		t.Fatal(err)
 	}
 	sURL := "redis://" + srv.Addr() + "/0/s"
@@ -205,7 +205,7 @@ func TestPushPullServer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 
-	s, err := bloom.NewScalable(1000, 0.01, bloom.ScalableOptions{})
+	s, err := bloom.NewScalable(1000, 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestPushPullErrors(t *testing.T) {
 
 	f := testFilter(t, 1000, 0.01, bloom.Blocked)
 	good := writeFilterFile(t, "good.bloom", f)
-	scal, _ := bloom.NewScalable(100, 0.01, bloom.ScalableOptions{})
+	scal, _ := bloom.NewScalable(100, 0.01)
 	scalable := writeFilterFile(t, "scalable.bloom", scal)
 	cnt, _ := bloom.NewCounting(100, 0.01)
 	counting := writeFilterFile(t, "counting.bloom", cnt)
@@ -288,7 +288,7 @@ func TestPushPullErrors(t *testing.T) {
 		{exitUsage, []string{"unknown flag: --frobnicate"}, []string{"push", "--frobnicate", good, redisURL}},
 
 		{exitError, []string{"missing.bloom", "no such file"}, []string{"push", filepath.Join(dir, "missing.bloom"), redisURL}},
-		{exitError, []string{"text.txt: not a bloomery filter file"}, []string{"push", text, redisURL}},
+		{exitError, []string{"text.txt: bloom: malformed filter encoding: bad magic"}, []string{"push", text, redisURL}},
 		{exitError, []string{"corrupt.bloom", "checksum"}, []string{"push", corrupted, redisURL}},
 		{exitError, []string{"truncated.bloom"}, []string{"push", truncated, redisURL}},
 		{exitError, []string{"is a scalable filter (kind 2)", "bloomery://"}, []string{"push", scalable, redisURL}},
@@ -327,7 +327,7 @@ func TestPushPullErrors(t *testing.T) {
 	// No temporary files left beside the outputs.
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".pull-") {
+		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temporary file %s left", e.Name())
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,10 +22,11 @@ import (
 func newServeCmd() *cobra.Command {
 	var (
 		cfg                       server.Config
-		maxMemory, maxFilter      bytesValue
-		maxBulk, maxQuery         bytesValue
+		maxMemory                 limitValue
+		maxFilter                 = limitValue(server.DefaultMaxFilterBytes)
+		maxBulk                   = bytesValue(resp.DefaultMaxBulk)
+		maxQuery                  = bytesValue(resp.DefaultMaxQueryBuffer)
 		configFile, level, format string
-		timeout                   time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -63,7 +63,9 @@ snapshot written.`,
 			}
 			cfg.MaxMemory, cfg.MaxFilterBytes = uint64(maxMemory), uint64(maxFilter)
 			cfg.Limits = resp.Limits{MaxBulk: int64(maxBulk), MaxQueryBuffer: int64(maxQuery)}
-			cfg.IdleTimeout = timeout
+			if err := checkServeFlags(cfg); err != nil {
+				return usageErrorf("%v", err)
+			}
 			cfg.Logger = log
 			cfg.ManageGoMemory = true
 			return runServer(cmd.Context(), cfg)
@@ -74,14 +76,18 @@ snapshot written.`,
 	f.StringVar(&cfg.Dir, "dir", "./bloomery-data", `data directory of the memory backend ("-": keep nothing on disk)`)
 	f.StringVar(&cfg.AppendFsync, "appendfsync", "everysec", "fsync the log: always (before each reply), everysec or no")
 	f.StringVar(&cfg.RequirePass, "requirepass", "", "password clients must AUTH with")
-	f.Var(&maxMemory, "maxmemory", "memory limit for all filters together, e.g. 2gb (0: none)")
-	f.Var(&maxFilter, "maxmemory-per-filter", "memory limit for one filter (0: 16gb)")
-	f.IntVar(&cfg.MaxClients, "maxclients", 10000, "maximum open client connections")
-	f.DurationVar(&timeout, "timeout", 0, "close clients idle this long, e.g. 5m (0: never)")
-	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
+	f.Var(&maxMemory, "maxmemory", fmt.Sprintf("memory limit for all filters' bit arrays together, e.g. 2gb; "+
+		"auto: %d%% of the physical memory or of the cgroup limit, whichever is smaller; 0 or unlimited: none",
+		server.DefaultMaxMemoryPercent))
+	f.Var(&maxFilter, "maxmemory-per-filter", "memory limit for one filter's bit arrays (128mb holds about 90 million items at 1%); 0 or unlimited: none")
+	f.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "maximum open client connections (at least 1)")
+	f.DurationVar(&cfg.IdleTimeout, "timeout", 0, "close clients that sent nothing for this long, e.g. 5m (0: never)")
+	f.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "close clients that do not read their replies for this long")
+	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, without authentication (:PORT is every interface)")
+	f.BoolVar(&cfg.Pprof, "pprof", false, "also serve Go's profiles at http://ADDR/debug/pprof/ on --metrics-addr")
 	f.StringVar(&cfg.Backend, "backend", "memory", "memory, or a Redis URL: redis://host:port/0, rediss://…, redis+cluster://h1:p1,h2:p2")
-	f.Var(&maxBulk, "proto-max-bulk-len", "longest argument accepted (0: 512mb)")
-	f.Var(&maxQuery, "client-query-buffer-limit", "largest command accepted (0: 1gb)")
+	f.Var(&maxBulk, "proto-max-bulk-len", "longest argument accepted (at least 1mb)")
+	f.Var(&maxQuery, "client-query-buffer-limit", "largest command accepted (at least 1mb)")
 	f.StringVar(&configFile, "config", "", "config file of \"name value\" lines (flag names)")
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&format, "log-format", "text", "text or json")
@@ -160,31 +166,5 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
-	return nil
-}
-
-// bytesValue is a size in bytes with Redis's units: 100, 1k (1000), 1kb
-// (1024), 5m, 5mb, 2g, 2gb.
-type bytesValue uint64
-
-func (v *bytesValue) String() string { return strconv.FormatUint(uint64(*v), 10) }
-func (v *bytesValue) Type() string   { return "bytes" }
-func (v *bytesValue) Set(s string) error {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   uint64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseUint(t, 10, 64)
-	if err != nil || (mult > 1 && n > (1<<63)/mult) {
-		return fmt.Errorf("not a size (want e.g. 1048576, 100mb or 2gb)")
-	}
-	*v = bytesValue(n * mult)
 	return nil
 }

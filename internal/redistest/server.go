@@ -40,7 +40,10 @@ package redistest
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -71,7 +74,17 @@ func Start(tb testing.TB, args ...string) *Server {
 // and returns the arguments that use it.
 func start(tb testing.TB, dir string, args []string, extraPort func(int) []string) *Server {
 	tb.Helper()
-	s := &Server{bin: binary(tb, "redis-server"), dir: dir}
+	s, err := startIn(binary(tb, "redis-server"), dir, args, extraPort)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	tb.Cleanup(s.Stop) // after tb.TempDir, so it runs before the dir is removed
+	return s
+}
+
+// startIn is start without a test: it returns its error.
+func startIn(bin, dir string, args []string, extraPort func(int) []string) (*Server, error) {
+	s := &Server{bin: bin, dir: dir}
 	var err error
 	for range bindAttempts {
 		if s.port, err = freePort(); err != nil {
@@ -90,13 +103,39 @@ func start(tb testing.TB, dir string, args []string, extraPort func(int) []strin
 		}
 	}
 	if errors.Is(err, errAddrInUse) {
-		tb.Fatalf("redistest: starting redis-server in %s: %v (%d ports tried)", dir, err, bindAttempts)
+		return nil, fmt.Errorf("redistest: starting redis-server in %s: %w (%d ports tried)", dir, err, bindAttempts)
 	}
 	if err != nil {
-		tb.Fatalf("redistest: starting redis-server in %s: %v", dir, err)
+		return nil, fmt.Errorf("redistest: starting redis-server in %s: %w", dir, err)
 	}
-	tb.Cleanup(s.Stop) // after tb.TempDir, so it runs before the dir is removed
-	return s
+	return s, nil
+}
+
+// StartMain is Start for a TestMain, which has no testing.TB yet (for
+// Example functions, which must run against a real server too): it
+// returns an error instead of failing a test, and the caller ends the
+// server with Close, which also removes its directory.
+func StartMain(args ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: redis-server not found on PATH: %s", installHint)
+	}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := startIn(bin, dir, args, nil)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops a server StartMain started and removes its directory.
+func (s *Server) Close() {
+	s.Stop()
+	os.RemoveAll(s.dir)
 }
 
 // spawn starts the process on s.port; the caller holds s.mu or owns s.

@@ -36,7 +36,7 @@ func BenchmarkReadCommand(b *testing.B) {
 func BenchmarkWriteReply(b *testing.B) {
 	for _, proto := range []int{2, 3} {
 		b.Run("MADD100/RESP"+string(rune('0'+proto)), func(b *testing.B) {
-			w := NewWriter(bufio.NewWriterSize(io.Discard, 16<<10))
+			w := NewWriter(io.Discard)
 			w.SetProtocol(proto)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -17,7 +17,7 @@ func Example() {
 	in := "*1\r\n$4\r\nPING\r\nECHO \"hello world\"\r\n*1\r\n$x\r\n"
 	r := resp.NewReader(bufio.NewReader(strings.NewReader(in)), resp.Limits{})
 	var out bytes.Buffer
-	w := resp.NewWriter(bufio.NewWriter(&out))
+	w := resp.NewWriter(&out)
 	var args [][]byte
 	for {
 		var err error
@@ -92,7 +92,7 @@ func ExampleNewReader() {
 func ExampleWriter_MapHeader() {
 	for _, proto := range []int{2, 3} {
 		var out bytes.Buffer
-		w := resp.NewWriter(bufio.NewWriter(&out))
+		w := resp.NewWriter(&out)
 		w.SetProtocol(proto)
 		w.MapHeader(2)
 		w.BulkString("Capacity")
@@ -112,7 +112,7 @@ func ExampleWriter_MapHeader() {
 func ExampleWriter_Bool() {
 	for _, proto := range []int{2, 3} {
 		var out bytes.Buffer
-		w := resp.NewWriter(bufio.NewWriter(&out))
+		w := resp.NewWriter(&out)
 		w.SetProtocol(proto)
 		w.ArrayHeader(3)
 		w.Bool(true)
@@ -128,7 +128,7 @@ func ExampleWriter_Bool() {
 
 func ExampleWriter_Double() {
 	var out bytes.Buffer
-	w := resp.NewWriter(bufio.NewWriter(&out))
+	w := resp.NewWriter(&out)
 	w.Double(0.01)
 	w.SetProtocol(3)
 	w.Double(0.1)
@@ -142,7 +142,7 @@ func ExampleWriter_Double() {
 // whatever the protocol of the replies.
 func ExampleWriter_WriteCommand() {
 	var out bytes.Buffer
-	w := resp.NewWriter(bufio.NewWriter(&out))
+	w := resp.NewWriter(&out)
 	w.WriteCommand([][]byte{[]byte("BF.ADD"), []byte("k"), []byte("item")})
 	w.Flush()
 	fmt.Printf("%q\n", out.String())

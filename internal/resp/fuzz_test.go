@@ -63,7 +63,7 @@ func fuzzRead(t *testing.T, src io.Reader, size, total int) fuzzResult {
 // checkReencoded writes args as an array and reads it back.
 func checkReencoded(t *testing.T, args [][]byte) {
 	var b bytes.Buffer
-	w := NewWriter(bufio.NewWriter(&b))
+	w := NewWriter(&b)
 	w.WriteCommand(args)
 	w.Flush()
 	r := NewReader(bufio.NewReader(&b), Limits{})

@@ -90,7 +90,7 @@ func TestRoundTripArrays(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		cmds := randomCommands(rng, 1+rng.IntN(10))
 		var b bytes.Buffer
-		w := NewWriter(bufio.NewWriter(&b))
+		w := NewWriter(&b)
 		for _, c := range cmds {
 			w.WriteCommand(c)
 		}

@@ -244,7 +244,7 @@ func TestDeclaredLengthNotPaidUpFront(t *testing.T) {
 func TestLargeArguments(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789"), 50_000)
 	var b bytes.Buffer
-	w := NewWriter(bufio.NewWriter(&b))
+	w := NewWriter(&b)
 	for range 3 {
 		w.WriteCommand([][]byte{[]byte("SET"), []byte("k"), big, []byte("x")})
 	}
@@ -331,7 +331,7 @@ func TestReadCommandAllocs(t *testing.T) {
 // madd is a BF.MADD of n items as a client sends it.
 func madd(n int) string {
 	var b bytes.Buffer
-	w := NewWriter(bufio.NewWriter(&b))
+	w := NewWriter(&b)
 	args := [][]byte{[]byte("BF.MADD"), []byte("filter:{user}:seen")}
 	for i := range n {
 		args = append(args, []byte("item:"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+"-0000"))

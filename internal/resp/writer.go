@@ -1,28 +1,65 @@
 package resp
 
 import (
-	"bufio"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 )
 
-// Writer writes replies in RESP2 or RESP3 to a bufio.Writer. It starts in
+// Writer writes replies in RESP2 or RESP3 to an io.Writer. It starts in
 // RESP2, as a Redis connection does; HELLO 3 switches it with SetProtocol.
-// Replies go to the bufio.Writer only: nothing reaches the connection
-// until the buffer fills or Flush is called. Write errors stick in the
-// bufio.Writer, which then ignores further writes, and are reported by
-// Flush. A Writer is not safe for concurrent use.
+//
+// Replies are appended to the Writer's own buffer and nothing reaches dst
+// until Flush: the buffer grows as needed and is never written behind the
+// caller's back. A server relies on this to send no reply before the
+// changes it acknowledges are durable, and to replace buffered replies
+// (Bytes, Reset) when they cannot be. After a failed Flush the Writer
+// keeps the error and writes nothing more. A Writer is not safe for
+// concurrent use.
 type Writer struct {
-	bw      *bufio.Writer
+	dst     io.Writer
+	buf     []byte
+	err     error
 	proto   int
-	scratch [64]byte // a header or number being formatted
+	scratch [64]byte // a number being formatted
 }
 
-// NewWriter returns a Writer of RESP2 replies to bw.
-func NewWriter(bw *bufio.Writer) *Writer {
-	return &Writer{bw: bw, proto: 2}
+// NewWriter returns a Writer of RESP2 replies to dst.
+func NewWriter(dst io.Writer) *Writer {
+	return &Writer{dst: dst, proto: 2}
 }
+
+// maxKeptBuffer bounds the buffer a Writer keeps for reuse after a Flush:
+// one large reply (a 16 MiB BF.SCANDUMP chunk) is not held for ever.
+const maxKeptBuffer = 64 << 10
+
+// Flush writes the buffered replies to dst and returns the first write
+// error, if any (then and ever after).
+func (w *Writer) Flush() error {
+	if w.err == nil && len(w.buf) > 0 {
+		_, w.err = w.dst.Write(w.buf)
+	}
+	w.Reset()
+	return w.err
+}
+
+// Buffered returns the number of bytes of replies not yet flushed.
+func (w *Writer) Buffered() int { return len(w.buf) }
+
+// Bytes returns the buffered replies, valid until the next write.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Reset discards the buffered replies.
+func (w *Writer) Reset() {
+	if cap(w.buf) > maxKeptBuffer {
+		w.buf = nil
+	}
+	w.buf = w.buf[:0]
+}
+
+// Raw appends b, which must be whole replies, as it is.
+func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
 
 // SetProtocol sets the protocol version of the replies that follow: 2 or
 // 3. Any other version panics; HELLO answers "NOPROTO" before calling it.
@@ -36,17 +73,10 @@ func (w *Writer) SetProtocol(version int) {
 // Protocol returns the protocol version in use, 2 or 3.
 func (w *Writer) Protocol() int { return w.proto }
 
-// Flush writes the buffered replies to the connection and returns the
-// first write error, if any.
-func (w *Writer) Flush() error { return w.bw.Flush() }
-
-// Buffered returns the number of bytes of replies not yet flushed.
-func (w *Writer) Buffered() int { return w.bw.Buffered() }
-
 // SimpleString writes "+s\r\n". A '\r' or '\n' in s is written as a
 // space, so the reply stays one line.
 func (w *Writer) SimpleString(s string) {
-	w.bw.WriteByte('+')
+	w.byte('+')
 	w.line(s)
 }
 
@@ -55,7 +85,7 @@ func (w *Writer) SimpleString(s string) {
 // '\n' in it is written as a space, as Redis does, so the reply stays one
 // line.
 func (w *Writer) Error(msg string) {
-	w.bw.WriteByte('-')
+	w.byte('-')
 	w.line(msg)
 }
 
@@ -64,14 +94,14 @@ func (w *Writer) line(s string) {
 	for len(s) > 0 {
 		i := strings.IndexAny(s, "\r\n")
 		if i < 0 {
-			w.bw.WriteString(s)
+			w.str(s)
 			break
 		}
-		w.bw.WriteString(s[:i])
-		w.bw.WriteByte(' ')
+		w.str(s[:i])
+		w.byte(' ')
 		s = s[i+1:]
 	}
-	w.bw.WriteString("\r\n")
+	w.str("\r\n")
 }
 
 // Integer writes ":n\r\n".
@@ -81,15 +111,15 @@ func (w *Writer) Integer(n int64) { w.header(':', n) }
 // bulk string, not a null (see Null).
 func (w *Writer) Bulk(b []byte) {
 	w.header('$', int64(len(b)))
-	w.bw.Write(b)
-	w.bw.WriteString("\r\n")
+	w.Raw(b)
+	w.str("\r\n")
 }
 
 // BulkString writes s as a bulk string.
 func (w *Writer) BulkString(s string) {
 	w.header('$', int64(len(s)))
-	w.bw.WriteString(s)
-	w.bw.WriteString("\r\n")
+	w.str(s)
+	w.str("\r\n")
 }
 
 // Verbatim writes text as a verbatim string of the given three-letter
@@ -101,19 +131,19 @@ func (w *Writer) Verbatim(format string, text []byte) {
 		return
 	}
 	w.header('=', int64(len(format)+1+len(text)))
-	w.bw.WriteString(format)
-	w.bw.WriteByte(':')
-	w.bw.Write(text)
-	w.bw.WriteString("\r\n")
+	w.str(format)
+	w.byte(':')
+	w.Raw(text)
+	w.str("\r\n")
 }
 
 // Null writes a null: "$-1\r\n" (the null bulk string) in RESP2, "_\r\n"
 // in RESP3.
 func (w *Writer) Null() {
 	if w.proto == 2 {
-		w.bw.WriteString("$-1\r\n")
+		w.str("$-1\r\n")
 	} else {
-		w.bw.WriteString("_\r\n")
+		w.str("_\r\n")
 	}
 }
 
@@ -121,9 +151,9 @@ func (w *Writer) Null() {
 // which has a single null.
 func (w *Writer) NullArray() {
 	if w.proto == 2 {
-		w.bw.WriteString("*-1\r\n")
+		w.str("*-1\r\n")
 	} else {
-		w.bw.WriteString("_\r\n")
+		w.str("_\r\n")
 	}
 }
 
@@ -146,13 +176,13 @@ func (w *Writer) MapHeader(n int) {
 func (w *Writer) Bool(b bool) {
 	switch {
 	case w.proto == 2 && b:
-		w.bw.WriteString(":1\r\n")
+		w.str(":1\r\n")
 	case w.proto == 2:
-		w.bw.WriteString(":0\r\n")
+		w.str(":0\r\n")
 	case b:
-		w.bw.WriteString("#t\r\n")
+		w.str("#t\r\n")
 	default:
-		w.bw.WriteString("#f\r\n")
+		w.str("#f\r\n")
 	}
 }
 
@@ -163,13 +193,13 @@ func (w *Writer) Double(f float64) {
 	num := appendDouble(w.scratch[32:32], f)
 	if w.proto == 2 {
 		w.header('$', int64(len(num)))
-		w.bw.Write(num)
-		w.bw.WriteString("\r\n")
+		w.Raw(num)
+		w.str("\r\n")
 		return
 	}
-	w.bw.WriteByte(',')
-	w.bw.Write(num)
-	w.bw.WriteString("\r\n")
+	w.byte(',')
+	w.Raw(num)
+	w.str("\r\n")
 }
 
 // appendDouble appends f as C's printf("%.17g") prints it with glibc.
@@ -203,8 +233,10 @@ func (w *Writer) WriteCommand(args [][]byte) {
 
 // header writes prefix, n and CRLF.
 func (w *Writer) header(prefix byte, n int64) {
-	b := append(w.scratch[:0], prefix)
-	b = strconv.AppendInt(b, n, 10)
-	b = append(b, '\r', '\n')
-	w.bw.Write(b)
+	w.buf = append(w.buf, prefix)
+	w.buf = strconv.AppendInt(w.buf, n, 10)
+	w.buf = append(w.buf, '\r', '\n')
 }
+
+func (w *Writer) str(s string) { w.buf = append(w.buf, s...) }
+func (w *Writer) byte(c byte)  { w.buf = append(w.buf, c) }

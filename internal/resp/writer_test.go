@@ -1,8 +1,8 @@
 package resp
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"testing"
@@ -53,7 +53,7 @@ func TestWriterGolden(t *testing.T) {
 			want  string
 		}{{2, tc.resp2}, {3, tc.re3}} {
 			var b bytes.Buffer
-			w := NewWriter(bufio.NewWriter(&b))
+			w := NewWriter(&b)
 			w.SetProtocol(v.proto)
 			tc.write(w)
 			if err := w.Flush(); err != nil {
@@ -89,7 +89,7 @@ func TestDoubleFormat(t *testing.T) {
 }
 
 func TestWriterProtocol(t *testing.T) {
-	w := NewWriter(bufio.NewWriter(io.Discard))
+	w := NewWriter(io.Discard)
 	if w.Protocol() != 2 {
 		t.Errorf("starts with RESP%d", w.Protocol())
 	}
@@ -108,7 +108,7 @@ func TestWriterProtocol(t *testing.T) {
 func TestWriterAllocs(t *testing.T) {
 	item := []byte("item")
 	for _, proto := range []int{2, 3} {
-		w := NewWriter(bufio.NewWriter(io.Discard))
+		w := NewWriter(io.Discard)
 		w.SetProtocol(proto)
 		n := testing.AllocsPerRun(1000, func() {
 			w.SimpleString("OK")
@@ -125,9 +125,78 @@ func TestWriterAllocs(t *testing.T) {
 			w.Bool(true)
 			w.Double(0.01)
 			w.WriteCommand([][]byte{item, item})
+			w.Flush()
 		})
 		if n != 0 {
 			t.Errorf("RESP%d: %v allocations", proto, n)
 		}
+	}
+}
+
+// countingWriter counts the Write calls it gets.
+type countingWriter struct {
+	writes int
+	bytes.Buffer
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.writes++
+	return c.Buffer.Write(b)
+}
+
+// A server sends no reply before the changes it acknowledges are
+// durable: however large the buffered replies grow, nothing reaches the
+// destination before Flush, and Flush writes them in one call.
+func TestWriterHoldsRepliesUntilFlush(t *testing.T) {
+	var dst countingWriter
+	w := NewWriter(&dst)
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	for range 40 {
+		w.Bulk(big)
+		w.Integer(1)
+	}
+	if dst.writes != 0 || dst.Len() != 0 {
+		t.Fatalf("%d writes, %d bytes reached the destination before Flush", dst.writes, dst.Len())
+	}
+	n := w.Buffered()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if dst.writes != 1 || dst.Len() != n || w.Buffered() != 0 {
+		t.Fatalf("Flush: %d writes of %d bytes (%d buffered), %d left", dst.writes, dst.Len(), n, w.Buffered())
+	}
+}
+
+// Bytes and Reset let a server replace replies it may not send.
+func TestWriterReplaceBuffered(t *testing.T) {
+	var dst bytes.Buffer
+	w := NewWriter(&dst)
+	w.Integer(1)
+	keep := append([]byte(nil), w.Bytes()...)
+	w.Bool(true)
+	w.Reset()
+	w.Raw(keep)
+	w.Error("MISCONF disk full")
+	w.Flush()
+	if got := dst.String(); got != ":1\r\n-MISCONF disk full\r\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// errWriter fails every write.
+type errWriter struct{}
+
+func (errWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A failed Flush is reported by every later Flush.
+func TestWriterStickyError(t *testing.T) {
+	w := NewWriter(errWriter{})
+	w.Integer(1)
+	if err := w.Flush(); err == nil {
+		t.Fatal("Flush to a broken writer succeeded")
+	}
+	w.Integer(2)
+	if err := w.Flush(); err == nil {
+		t.Fatal("the second Flush forgot the error")
 	}
 }

@@ -109,7 +109,7 @@ func build(n uint64, p float64, keys []byte, rounds int, opts []bloom.Option) ([
 		clear(libs)
 		runtime.GC()
 		for i, name := range names {
-			l, err := bench.NewScalableLib(name, n, p, bloom.ScalableOptions{}, opts...)
+			l, err := bench.NewScalableLib(name, n, p, bloom.Growth{}, opts...)
 			if err != nil {
 				fail(fmt.Errorf("%s n=%d p=%g: %w", name, n, p, err))
 			}

@@ -16,7 +16,7 @@ import (
 // It returns io.EOF when the range ends at or past Bytes(). In a
 // WithConcurrent filter each 8-byte word is read atomically.
 func (f *Filter) ReadAt(p []byte, off int64) (int, error) {
-	size := int64(f.m / 8)
+	size := int64(f.m() / 8)
 	if off < 0 {
 		return 0, fmt.Errorf("bloom: ReadAt: negative offset %d", off)
 	}
@@ -42,7 +42,7 @@ func (f *Filter) ReadAt(p []byte, off int64) (int, error) {
 // updated atomically, but a concurrent Add to the same word may be lost:
 // write into a filter nobody else uses.
 func (f *Filter) WriteAt(p []byte, off int64) (int, error) {
-	size := int64(f.m / 8)
+	size := int64(f.m() / 8)
 	if off < 0 || off > size || int64(len(p)) > size-off {
 		return 0, fmt.Errorf("%w: WriteAt %d bytes at %d of %d", ErrInvalidSize, len(p), off, size)
 	}

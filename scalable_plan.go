@@ -16,10 +16,12 @@ type ScalablePlan struct {
 	Layout     Layout
 }
 
-// NewScalablePlan returns the plan of NewScalable(n0, p, so,
-// WithLayout(layout)), with so's defaults filled in and checked by the same
-// rules.
-func NewScalablePlan(n0 uint64, p float64, so ScalableOptions, layout Layout) (ScalablePlan, error) {
+// NewScalablePlan returns the plan of NewScalable(n0, p, opts...): the
+// growth rule and layout options, defaults filled in and checked by the
+// same rules (the other options do not change the plan).
+func NewScalablePlan(n0 uint64, p float64, opts ...Option) (ScalablePlan, error) {
+	c := newConfig(opts)
+	so, layout := c.growth, c.layout
 	if err := checkNP(n0, p); err != nil {
 		return ScalablePlan{}, err
 	}
@@ -67,8 +69,7 @@ func (pl ScalablePlan) SubRate(i int) (uint64, float64, error) {
 	case i > 0 && pl.Expansion == 0:
 		return 0, 0, fmt.Errorf("%w: a non-scaling filter has one sub-filter", ErrFull)
 	}
-	s := Scalable{n0: pl.N0, p: pl.P, s: pl.Expansion, r: pl.Tightening, f: pl.FirstShare}
-	n, p := s.subSizing(i)
+	n, p := growthRule{pl.N0, pl.P, pl.Expansion, pl.Tightening, pl.FirstShare}.sub(i)
 	if p < 1e-300 {
 		return 0, 0, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bloomery/bloom/bench"
+	"github.com/bloomery/bloom/bench/redisbench"
+	"github.com/redis/go-redis/v9"
+)
+
+// benchCase is one redis-benchmark command: bf for servers with BF.*,
+// ref for plain redis-server ("" when there is no reference).
+type benchCase struct {
+	name, bf, ref string
+}
+
+var allCases = []benchCase{
+	{"add", "BF.ADD bf __rand_int__", "SADD set __rand_int__"},
+	{"exists", "BF.EXISTS bf __rand_int__", "SISMEMBER set __rand_int__"},
+	{"madd10", "BF.MADD bf" + strings.Repeat(" __rand_int__", 10), ""},
+	{"newkey", "BF.ADD key:__rand_int__ x", "SADD key:__rand_int__ x"}, // every request makes a filter
+}
+
+func caseNames() string {
+	var names []string
+	for _, c := range allCases {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ",")
+}
+
+func pickCases(list string) ([]benchCase, error) {
+	var out []benchCase
+	for _, name := range strings.Split(list, ",") {
+		i := slices.IndexFunc(allCases, func(c benchCase) bool { return c.name == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("-cases: unknown case %q (have %s)", name, caseNames())
+		}
+		out = append(out, allCases[i])
+	}
+	return out, nil
+}
+
+// command is what c runs on t, or "" for none.
+func (c benchCase) command(t *target) string {
+	if t.module {
+		return c.bf
+	}
+	return c.ref
+}
+
+// compareAll starts bloomery and the peers, prefills them, and runs every
+// pipeline depth.
+func compareAll(o options, tmp string) error {
+	bl, err := startBloomery(o.bin, filepath.Join(tmp, "data"), o.fsync, o.serveArgs)
+	if err != nil {
+		return err
+	}
+	defer bl.stop()
+	peers, err := startPeers(o.module)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, p := range peers {
+			p.stop()
+		}
+	}()
+	targets := append([]*target{bl.target()}, peers...)
+	for _, t := range targets {
+		if err := prefill(context.Background(), t); err != nil {
+			return fmt.Errorf("%s: prefill: %w", t.name, err)
+		}
+	}
+	fmt.Printf("# redis-benchmark -c %d -n %d -r 100000000, %d interleaved rounds; bloomery --appendfsync %s %s\n",
+		o.clients, o.requests, o.rounds, o.fsync, o.serveArgs)
+	for _, p := range o.pipes {
+		if err := compare(o, targets, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sample is one redis-benchmark run.
+type sample struct {
+	rps float64
+	cpu float64 // the server's CPU seconds per million requests (0: unknown)
+}
+
+func compare(o options, targets []*target, pipe int) error {
+	got := map[string][]sample{} // case name + "/" + target name
+	for r := range o.rounds {
+		for _, c := range o.cases {
+			for i := range targets {
+				t := targets[(i+r)%len(targets)]
+				cmd := c.command(t)
+				if cmd == "" {
+					continue
+				}
+				s, err := runBenchmark(t, cmd, o.requests, o.clients, pipe)
+				if err != nil {
+					return err
+				}
+				got[c.name+"/"+t.name] = append(got[c.name+"/"+t.name], s)
+			}
+		}
+	}
+	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---|\n", pipe)
+	for _, c := range o.cases {
+		ours := got[c.name+"/bloomery"]
+		for _, t := range targets {
+			s := got[c.name+"/"+t.name]
+			if len(s) == 0 {
+				continue
+			}
+			ratio := "–"
+			if t.name != "bloomery" && len(ours) == len(s) {
+				var rs []float64
+				for i := range s {
+					rs = append(rs, ours[i].rps/s[i].rps)
+				}
+				ratio = fmt.Sprintf("%.2f (%s)", bench.Median(rs), fmtFloats(rs, "%.2f"))
+			}
+			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %s |\n", c.name, t.name, c.command(t),
+				bench.Median(field(s, func(x sample) float64 { return x.rps })),
+				bench.Median(field(s, func(x sample) float64 { return x.cpu })), ratio,
+				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"))
+		}
+	}
+	return nil
+}
+
+// runBenchmark runs one redis-benchmark case against t and measures t's
+// CPU time meanwhile.
+func runBenchmark(t *target, command string, requests, clients, pipe int) (sample, error) {
+	host, port, _ := net.SplitHostPort(t.addr)
+	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
+		"-P", strconv.Itoa(pipe), "-r", "100000000", "--csv"}
+	args = append(args, strings.Fields(command)...)
+	cpu0, ok0 := redisbench.PidCPU(t.pid)
+	out, err := exec.Command("redis-benchmark", args...).Output()
+	cpu1, ok1 := redisbench.PidCPU(t.pid)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: redis-benchmark %s: %w", t.name, command, err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil || len(recs) < 2 || len(recs[1]) < 2 {
+		return sample{}, fmt.Errorf("%s: redis-benchmark %s: unexpected output %q", t.name, command, out)
+	}
+	rps, err := strconv.ParseFloat(recs[1][1], 64)
+	s := sample{rps: rps}
+	if ok0 && ok1 {
+		s.cpu = (cpu1 - cpu0).Seconds() * 1e6 / float64(requests)
+	}
+	return s, err
+}
+
+// prefill gives the exists cases something to find: 1e6 items in bf (in
+// set for plain redis-server).
+func prefill(ctx context.Context, t *target) error {
+	cl := redis.NewClient(&redis.Options{Addr: t.addr})
+	defer cl.Close()
+	cmd, key := "SADD", "set"
+	if t.module {
+		cmd, key = "BF.MADD", "bf"
+		if err := cl.Do(ctx, "BF.RESERVE", key, 0.01, 20_000_000).Err(); err != nil { // within the default 128 MiB per filter
+			return err
+		}
+	}
+	for i := 0; i < 1_000_000; i += 1000 {
+		args := []any{cmd, key}
+		for j := i; j < i+1000; j++ {
+			args = append(args, strconv.Itoa(j*97))
+		}
+		if err := cl.Do(ctx, args...).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func field(s []sample, f func(sample) float64) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = f(x)
+	}
+	return out
+}
+
+func fmtFloats(v []float64, format string) string {
+	var parts []string
+	for _, x := range v {
+		parts = append(parts, fmt.Sprintf(format, x))
+	}
+	return strings.Join(parts, " ")
+}

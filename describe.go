@@ -1,0 +1,76 @@
+package bloom
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// What a Scalable or Counting filter is made of, for tools that describe
+// a filter (bloomery info) without knowing its encoding: the parameters a
+// Scalable filter was made with, each sub-filter's geometry, items and
+// bits set, and how a Counting filter's counters are used. (A Filter's
+// are its Sizing, Inserted and FillRatio.)
+
+// InitialCap is the capacity n0 of the first sub-filter, as given to
+// NewScalable.
+func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
+
+// Growth returns the rule the filter grows by, defaults filled in:
+// Expansion (0 when NonScaling), Tightening and FirstShare. NewScalable
+// with WithGrowth of it, InitialCap and TargetFPR makes a filter that
+// grows the same way.
+func (s *Scalable) Growth() Growth {
+	return Growth{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f}
+}
+
+// Layout is the layout of every sub-filter.
+func (s *Scalable) Layout() Layout { return s.filters()[0].layout }
+
+// HashID identifies the hash of every sub-filter.
+func (s *Scalable) HashID() HashID { return s.filters()[0].HashID() }
+
+// SubFilter describes one sub-filter of a Scalable filter.
+type SubFilter struct {
+	Sizing  Sizing // its geometry: capacity N at rate P, Bits, K, Layout
+	Items   uint64 // the items it took (Adds that reported new)
+	SetBits uint64 // the bits set in its bit array
+}
+
+// SubFilters describes the sub-filters, the first (oldest) first. It
+// reads every bit array to count the bits set; on a WithConcurrent filter
+// that Adds are changing, each count is of no single moment.
+func (s *Scalable) SubFilters() []SubFilter {
+	fs := s.filters()
+	out := make([]SubFilter, len(fs))
+	for i, f := range fs {
+		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted(), SetBits: f.popcount(0, uint64(len(f.words)))}
+	}
+	return out
+}
+
+// CountingStats is how a Counting filter's counters are used.
+type CountingStats struct {
+	InUse     uint64 // counters above 0: the bits a Filter would have set
+	Saturated uint64 // counters at 15, which Remove no longer decrements
+}
+
+// Stats counts the counters in use and the saturated ones. It reads the
+// whole counter array; on a WithConcurrent filter that others are
+// changing, the counts are of no single moment.
+func (c *Counting) Stats() CountingStats {
+	const low = 0x1111_1111_1111_1111 // the low bit of each 4-bit counter
+	var st CountingStats
+	for i := range c.words {
+		w := c.words[i]
+		if c.concurrent {
+			w = atomic.LoadUint64(&c.words[i])
+		}
+		nonzero := w | w>>1 // per counter, in its low bit: some bit set
+		nonzero |= nonzero >> 2
+		full := w & (w >> 1) // every bit set
+		full &= full >> 2
+		st.InUse += uint64(bits.OnesCount64(nonzero & low))
+		st.Saturated += uint64(bits.OnesCount64(full & low))
+	}
+	return st
+}
