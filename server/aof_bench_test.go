@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -24,7 +25,7 @@ func (discardFile) Close() error                { return nil }
 // memPersistence is a persistence writing to discardFile: the append
 // path without I/O.
 func memPersistence() *persistence {
-	p := &persistence{m: newMemstore(0, 0), policy: fsyncNo, file: discardFile{}, rewriteMin: 1 << 62,
+	p := &persistence{ks: newKeyspace(time.Now), policy: fsyncNo, file: discardFile{}, rewriteMin: 1 << 62,
 		rewritePct: 100, rewriteCh: make(chan struct{}, 1), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	p.writeOK.Store(true)
 	p.gcond.L = &p.gmu

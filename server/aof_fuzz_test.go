@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -33,10 +32,9 @@ func replayBytes(t *testing.T, data []byte) (*memstore, []byte, error) {
 	if err := os.WriteFile(name, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := newMemstore(64<<10, 0)
-	p := &persistence{m: m, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	m.limitless = true
-	_, err := p.replayLog(name, true)
+	m := newLoadingMemstore(64 << 10)
+	p := &persistence{ks: m.ks, log: slog.New(slog.DiscardHandler)}
+	_, err := p.replayLog(name, true, newReplayer(m, testCommands()))
 	if err != nil && (!strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "offset")) {
 		t.Fatalf("error without file or offset: %v", err)
 	}

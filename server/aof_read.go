@@ -190,11 +190,11 @@ func repairLog(name string, off int64) string {
 		"or restore the directory from a backup", off, name)
 }
 
-// replayLog applies the records of a log file to the memstore. When last
+// replayLog applies the records of a log file through l. When last
 // (the newest log), a record the file ends inside of is cut off, with a
 // warning; any other defect is an error naming the file, the record's
 // offset and the repair. It returns the number of records applied.
-func (p *persistence) replayLog(name string, last bool) (int64, error) {
+func (p *persistence) replayLog(name string, last bool, l loader) (int64, error) {
 	f, size, err := openSized(name)
 	if err != nil {
 		return 0, err
@@ -221,8 +221,11 @@ func (p *persistence) replayLog(name string, last bool) (int64, error) {
 		case err != nil:
 			return records, fmt.Errorf("server: %s: offset %d: corrupt record: %v; %s", name, start, err, repairLog(name, start))
 		}
-		if err := p.apply(args); err != nil {
-			return records, fmt.Errorf("server: %s: offset %d: cannot apply the record: %v; %s", name, start, err, repairLog(name, start))
+		if err := apply(l, args); err != nil {
+			if errors.Is(err, errNoMemory) { // the limits, not the file: no repair (server.limitsHint says what to do)
+				return records, fmt.Errorf("server: %s: offset %d: cannot apply the record: %w", name, start, err)
+			}
+			return records, fmt.Errorf("server: %s: offset %d: cannot apply the record: %w; %s", name, start, err, repairLog(name, start))
 		}
 		records++
 	}
@@ -251,17 +254,16 @@ func recordAfter(f *os.File, start, size int64) (int64, bool) {
 	}
 }
 
-// apply replays one record. A panic in the replay (a record the command
-// parsers did not expect: they rely on the command table's arity checks,
-// which a log bypasses) becomes an error: the file is named, the server
-// does not crash.
-func (p *persistence) apply(args [][]byte) (err error) {
+// apply replays one record through l. A panic in the replay (a bug that
+// a record reached) becomes an error: the file is named, the server does
+// not crash.
+func apply(l loader, args [][]byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("replaying %q (%d arguments) panicked: %v", args[0], len(args), r)
 		}
 	}()
-	return p.m.replay(args)
+	return l.apply(args)
 }
 
 // cutTornTail truncates the log to its last complete record: the end of

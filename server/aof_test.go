@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestAppendRecordFormat(t *testing.T) {
@@ -216,17 +217,15 @@ func injectFailures(p *persistence) *failFile {
 // openTestPersistence opens a memstore with persistence on dir.
 func openTestPersistence(t testing.TB, dir, policy string) (*memstore, *persistence) {
 	t.Helper()
-	m := newMemstore(0, 0)
 	cfg, err := Config{Dir: dir, AppendFsync: policy}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := openPersistence(m, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, p, err := loadMemory(cfg, testCommands(), slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.journal, m.persist = p, p
-	return m, p.(*persistence)
+	return m, p
 }
 
 func infoValue(p *persistence, name string) string {
@@ -306,7 +305,7 @@ func TestPersistWriteFailures(t *testing.T) {
 func TestPersistWriteFailureNoReply(t *testing.T) {
 	ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "always"})
 	ps.do(t, "BF.ADD", "k", "a")
-	ff := injectFailures(ps.srv.store.(*memstore).persist.(*persistence))
+	ff := injectFailures(ps.srv.persist)
 	ff.failSync.Store(true)
 	if v, err := ps.rdb.Do(context.Background(), "BF.ADD", "k", "b").Result(); err == nil {
 		t.Fatalf("BF.ADD acknowledged (%v) although fsync failed", v)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/bloomery/bloom"
 )
@@ -34,16 +33,17 @@ func (e replyError) Error() string { return string(e) }
 
 // Errors the backends return; their text is the wire reply.
 const (
-	errNotFound     replyError = "ERR not found"
-	errItemExists   replyError = "ERR item exists"
-	errWrongType    replyError = "WRONGTYPE Operation against a key holding the wrong kind of value"
-	errFull         replyError = "ERR non scaling filter is full"
-	errNoMemory     replyError = "ERR Insufficient memory to create filter"
-	errNoSuchKey    replyError = "ERR no such key"
-	errInvalidIter  replyError = "ERR invalid iterator"
-	errBadChunk     replyError = "ERR received bad data"
-	errSaveRunning  replyError = "ERR Background save already in progress"
-	errNotSupported replyError = "ERR not supported by this backend"
+	errNotFound      replyError = "ERR not found"
+	errItemExists    replyError = "ERR item exists"
+	errWrongType     replyError = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errFull          replyError = "ERR non scaling filter is full"
+	errNoMemory      replyError = "ERR Insufficient memory to create filter"
+	errNoSuchKey     replyError = "ERR no such key"
+	errInvalidIter   replyError = "ERR invalid iterator"
+	errBadChunk      replyError = "ERR received bad data"
+	errSaveRunning   replyError = "ERR Background save already in progress"
+	errNotSupported  replyError = "ERR not supported by this backend"
+	errNoPersistence replyError = "ERR persistence is off: start bloomery serve with a data directory (--dir)"
 )
 
 // wireError is the reply for err: its own text for a replyError, else
@@ -67,33 +67,28 @@ const (
 	expireLT                // only when the new time is earlier (no expiry counts as infinite)
 )
 
-// backend is where the filters live: the embedded store (memstore) or a
-// Redis deployment (redisstore). Commands parse and check their
-// arguments, call one method, and write its result; every method is safe
-// for concurrent use, and each one is atomic with respect to the others on
-// the same keys.
-type backend interface {
-	// Reserve creates key with o; errItemExists if it exists.
-	Reserve(ctx context.Context, key string, o createOpts) error
-	// Add inserts items into key's filter, first creating it with *create
-	// when missing (create nil: errNotFound). It sets added[i] for each
-	// item it processed and returns their number; when it stops before
-	// the end, err (errFull, errNoMemory) is the answer for item n.
-	Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (n int, err error)
-	// Exists sets found[i] for each item; a missing key (or one of another
-	// type) finds nothing.
-	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
-	// Info describes key's filter (errNotFound when missing).
-	Info(ctx context.Context, key string) (bloom.ScalableInfo, error)
-	// Card is the number of items inserted, 0 for a missing key.
-	Card(ctx context.Context, key string) (uint64, error)
-	// ScanDump returns the chunk of key's dump at iter and the next iter
-	// (0 after the last chunk).
-	ScanDump(ctx context.Context, key string, iter int64) (next int64, chunk []byte, err error)
-	// LoadChunk restores one chunk of a dump made by ScanDump.
-	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
+// The storage seam. A backend keeps the keys; each concern of a command
+// is one interface, and a backend implements each concern it supports:
+//
+//   - keyStore: the keyspace, whatever the values are (existence,
+//     deletion, types, renames, expiry, scans, flushes);
+//   - bloomStore: the operations of one value type, Bloom filters (a
+//     second value type is a second interface of the same kind, and a
+//     field of Server beside Server.bloom);
+//   - backend: what the server needs of the whole (figures, closing).
+//
+// Durability (the fsync promise, SAVE, BGSAVE, LASTSAVE) is not a
+// backend's business: the server holds it (Server.persist, persist.go),
+// and the memory backend only journals its changes to it.
+//
+// Every method is safe for concurrent use, and each is atomic with
+// respect to the others on the same keys. Errors are replyErrors (the
+// reply's exact text) or failures of the backend itself (a lost Redis
+// connection: "ERR " and the text); an error that belongs to one item of
+// a batch is an itemError.
 
-	// The keyspace.
+// keyStore is the keyspace.
+type keyStore interface {
 	CountExisting(ctx context.Context, keys []string) (int, error)
 	Delete(ctx context.Context, keys []string) (int, error)
 	Type(ctx context.Context, key string) (string, error) // "none" when missing
@@ -111,24 +106,57 @@ type backend interface {
 	Scan(ctx context.Context, cursor uint64, pattern string, count int) (uint64, []string, error)
 	DBSize(ctx context.Context) (int64, error)
 	Flush(ctx context.Context) error
+}
 
-	// Persistence (SAVE, BGSAVE, LASTSAVE); backends without their own
-	// durability answer errNotSupported or report nothing.
-	Save(ctx context.Context) error
-	BGSave(ctx context.Context) error
-	LastSave() time.Time
+// bloomStore is the Bloom filters' operations (the BF.* commands).
+type bloomStore interface {
+	// Reserve creates key with o; errItemExists if it exists.
+	Reserve(ctx context.Context, key string, o createOpts) error
+	// Add inserts items into key's filter, first creating it with *create
+	// when missing (create nil: errNotFound). It sets added[i] for each
+	// item it processed and returns their number. An error that stopped
+	// it at item n (a full filter, no memory to grow) is an itemError;
+	// any other error (the filter could not be created, the key holds
+	// another type) is the whole reply.
+	Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (n int, err error)
+	// Exists sets found[i] for each item; a missing key (or one of another
+	// type) finds nothing.
+	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
+	// Info describes key's filter (errNotFound when missing).
+	Info(ctx context.Context, key string) (bloom.ScalableInfo, error)
+	// Card is the number of items inserted, 0 for a missing key.
+	Card(ctx context.Context, key string) (uint64, error)
+	// ScanDump returns the chunk of key's dump at iter and the next iter
+	// (0 after the last chunk).
+	ScanDump(ctx context.Context, key string, iter int64) (next int64, chunk []byte, err error)
+	// LoadChunk restores one chunk of a dump made by ScanDump.
+	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
+}
 
-	// Stats for INFO and metrics.
+// backend is what the server needs of a backend as a whole.
+type backend interface {
+	// Stats are the figures INFO and the metrics report.
 	Stats() backendStats
+	// Close releases what the backend holds outside the process.
 	Close() error
 }
+
+// An itemError stops a batch (BF.MADD, BF.INSERT) at one item: the reply
+// is the array of the items before it, then the error as its last
+// element. Any other error of Add is the whole reply. The type, not the
+// text, decides: the same text (errNoMemory) is an item's error when a
+// filter cannot grow and the whole reply when it cannot be created, on
+// every backend alike.
+type itemError struct{ replyError }
+
+func (e itemError) Unwrap() error { return e.replyError }
 
 // backendStats are the figures INFO and the metrics report.
 type backendStats struct {
 	Keys        int64
 	Expires     int64
-	FilterBytes uint64 // bytes of all filters' bit arrays
-	Persistence []infoField
+	FilterBytes uint64      // bytes of all filters' bit arrays
+	Fields      []infoField // the backend's own, in INFO's persistence section
 }
 
 // infoField is one "name:value" line of INFO.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/bloomery/bloom"
@@ -34,7 +35,7 @@ func cmdReserve(c *conn, args [][]byte) {
 		c.error(msg)
 		return
 	}
-	if err := c.srv.store.Reserve(c.ctx, string(args[1]), o); err != nil {
+	if err := c.srv.bloom.Reserve(c.ctx, string(args[1]), o); err != nil {
 		c.fail(err)
 		return
 	}
@@ -43,7 +44,7 @@ func cmdReserve(c *conn, args [][]byte) {
 
 func cmdAdd(c *conn, args [][]byte) {
 	added := c.boolsFor(1)
-	if _, err := c.srv.store.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), added); err != nil {
+	if _, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), added); err != nil {
 		c.fail(err)
 		return
 	}
@@ -78,21 +79,26 @@ func cmdInsert(c *conn, args [][]byte) {
 // is the whole reply.
 func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
 	added := c.boolsFor(len(items))
-	n, err := c.srv.store.Add(c.ctx, key, items, create, added)
-	if err != nil && n == 0 && !isItemError(err) {
+	n, err := c.srv.bloom.Add(c.ctx, key, items, create, added)
+	if err == nil {
+		c.w.ArrayHeader(n)
+		c.writeBools(added[:n])
+		return
+	}
+	var stop itemError
+	if !errors.As(err, &stop) {
 		c.fail(err)
 		return
 	}
-	if err != nil {
-		c.w.ArrayHeader(n + 1)
-	} else {
-		c.w.ArrayHeader(n)
-	}
-	for _, a := range added[:n] {
-		c.w.Bool(a)
-	}
-	if err != nil {
-		c.fail(err)
+	c.w.ArrayHeader(n + 1)
+	c.writeBools(added[:n])
+	c.fail(stop.replyError)
+}
+
+// writeBools writes each of bs as RedisBloom's 1 or 0 (or RESP3's booleans).
+func (c *conn) writeBools(bs []bool) {
+	for _, b := range bs {
+		c.w.Bool(b)
 	}
 }
 
@@ -104,13 +110,9 @@ func (c *conn) defaultCreate() *createOpts {
 	return &c.create
 }
 
-// isItemError reports whether err belongs to one item of a batch (and so
-// goes inside the reply array).
-func isItemError(err error) bool { return err == errFull || err == errNoMemory }
-
 func cmdExists(c *conn, args [][]byte) {
 	found := c.boolsFor(1)
-	if err := c.srv.store.Exists(c.ctx, string(args[1]), args[2:3], found); err != nil {
+	if err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:3], found); err != nil {
 		c.fail(err)
 		return
 	}
@@ -119,14 +121,12 @@ func cmdExists(c *conn, args [][]byte) {
 
 func cmdMExists(c *conn, args [][]byte) {
 	found := c.boolsFor(len(args) - 2)
-	if err := c.srv.store.Exists(c.ctx, string(args[1]), args[2:], found); err != nil {
+	if err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:], found); err != nil {
 		c.fail(err)
 		return
 	}
 	c.w.ArrayHeader(len(found))
-	for _, f := range found {
-		c.w.Bool(f)
-	}
+	c.writeBools(found)
 }
 
 // infoFields are BF.INFO's fields: the argument that selects one, and its
@@ -144,7 +144,7 @@ func cmdInfo(c *conn, args [][]byte) {
 		c.error("ERR wrong number of arguments for 'bf.info' command")
 		return
 	}
-	in, err := c.srv.store.Info(c.ctx, string(args[1]))
+	in, err := c.srv.bloom.Info(c.ctx, string(args[1]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -194,7 +194,7 @@ func writeInfoValue(c *conn, in bloom.ScalableInfo, i int) {
 }
 
 func cmdCard(c *conn, args [][]byte) {
-	n, err := c.srv.store.Card(c.ctx, string(args[1]))
+	n, err := c.srv.bloom.Card(c.ctx, string(args[1]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -207,14 +207,14 @@ func cmdScanDump(c *conn, args [][]byte) {
 	iter, ok := parseInt(args[2])
 	if !ok {
 		// RedisBloom looks the key up first.
-		if _, err := c.srv.store.Info(c.ctx, key); err != nil {
+		if _, err := c.srv.bloom.Info(c.ctx, key); err != nil {
 			c.fail(err)
 			return
 		}
 		c.error("Second argument must be numeric")
 		return
 	}
-	next, chunk, err := c.srv.store.ScanDump(c.ctx, key, iter)
+	next, chunk, err := c.srv.bloom.ScanDump(c.ctx, key, iter)
 	if err != nil {
 		c.fail(err)
 		return
@@ -237,7 +237,7 @@ func cmdLoadChunk(c *conn, args [][]byte) {
 		c.error("ERR Second argument must be numeric")
 		return
 	}
-	if err := c.srv.store.LoadChunk(c.ctx, string(args[1]), iter, args[3]); err != nil {
+	if err := c.srv.bloom.LoadChunk(c.ctx, string(args[1]), iter, args[3]); err != nil {
 		c.fail(err)
 		return
 	}

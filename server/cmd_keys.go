@@ -41,7 +41,7 @@ func keyCommands() []*command {
 }
 
 func cmdExistsKeys(c *conn, args [][]byte) {
-	n, err := c.srv.store.CountExisting(c.ctx, keyStrings(args[1:]))
+	n, err := c.srv.keys.CountExisting(c.ctx, keyStrings(args[1:]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -50,7 +50,7 @@ func cmdExistsKeys(c *conn, args [][]byte) {
 }
 
 func cmdDel(c *conn, args [][]byte) {
-	n, err := c.srv.store.Delete(c.ctx, keyStrings(args[1:]))
+	n, err := c.srv.keys.Delete(c.ctx, keyStrings(args[1:]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -59,7 +59,7 @@ func cmdDel(c *conn, args [][]byte) {
 }
 
 func cmdType(c *conn, args [][]byte) {
-	t, err := c.srv.store.Type(c.ctx, string(args[1]))
+	t, err := c.srv.keys.Type(c.ctx, string(args[1]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -84,7 +84,7 @@ func cmdKeys(c *conn, args [][]byte) {
 	}
 	var keys []string
 	for cursor := uint64(0); ; {
-		next, batch, err := c.srv.store.Scan(c.ctx, cursor, pattern, workBatch)
+		next, batch, err := c.srv.keys.Scan(c.ctx, cursor, pattern, workBatch)
 		if err != nil {
 			c.fail(err)
 			return
@@ -176,7 +176,7 @@ func cmdScan(c *conn, args [][]byte) {
 func scanWork(c *conn, cursor uint64, pattern string, count int) (next uint64, keys []string, gone bool, err error) {
 	for {
 		n := min(count, workBatch)
-		next, batch, err := c.srv.store.Scan(c.ctx, cursor, pattern, n)
+		next, batch, err := c.srv.keys.Scan(c.ctx, cursor, pattern, n)
 		if err != nil {
 			return 0, nil, false, err
 		}
@@ -214,7 +214,7 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 func cmdRename(c *conn, args [][]byte) {
-	if err := c.srv.store.Rename(c.ctx, string(args[1]), string(args[2])); err != nil {
+	if err := c.srv.keys.Rename(c.ctx, string(args[1]), string(args[2])); err != nil {
 		c.fail(err)
 		return
 	}
@@ -246,7 +246,7 @@ func cmdExpire(c *conn, args [][]byte, name string, unit, base int64) {
 		c.error("ERR invalid expire time in '" + name + "' command")
 		return
 	}
-	done, err := c.srv.store.PExpireAt(c.ctx, string(args[1]), base+n*unit, cond)
+	done, err := c.srv.keys.PExpireAt(c.ctx, string(args[1]), base+n*unit, cond)
 	if err != nil {
 		c.fail(err)
 		return
@@ -300,9 +300,9 @@ func cmdTTL(c *conn, args [][]byte, unit int64, absolute bool) {
 	var v int64
 	var err error
 	if absolute {
-		v, err = c.srv.store.ExpireTime(c.ctx, string(args[1]))
+		v, err = c.srv.keys.ExpireTime(c.ctx, string(args[1]))
 	} else {
-		v, err = c.srv.store.PTTL(c.ctx, string(args[1]))
+		v, err = c.srv.keys.PTTL(c.ctx, string(args[1]))
 	}
 	if err != nil {
 		c.fail(err)
@@ -319,7 +319,7 @@ func cmdTTL(c *conn, args [][]byte, unit int64, absolute bool) {
 }
 
 func cmdPersist(c *conn, args [][]byte) {
-	done, err := c.srv.store.Persist(c.ctx, string(args[1]))
+	done, err := c.srv.keys.Persist(c.ctx, string(args[1]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -328,7 +328,7 @@ func cmdPersist(c *conn, args [][]byte) {
 }
 
 func cmdDBSize(c *conn, _ [][]byte) {
-	n, err := c.srv.store.DBSize(c.ctx)
+	n, err := c.srv.keys.DBSize(c.ctx)
 	if err != nil {
 		c.fail(err)
 		return
@@ -341,9 +341,18 @@ func cmdFlush(c *conn, args [][]byte) {
 		c.error("ERR syntax error")
 		return
 	}
-	if err := c.srv.store.Flush(c.ctx); err != nil {
+	if err := c.srv.keys.Flush(c.ctx); err != nil {
 		c.fail(err)
 		return
 	}
 	c.ok()
+}
+
+// keyStrings copies arguments into strings.
+func keyStrings(args [][]byte) []string {
+	keys := make([]string, len(args))
+	for i, a := range args {
+		keys[i] = string(a)
+	}
+	return keys
 }

@@ -22,7 +22,7 @@ const Version = "0.5.0"
 func serverCommands() []*command {
 	return []*command{
 		{name: "info", arity: -1, flags: flagLoading, run: cmdInfoServer, slow: always},
-		{name: "save", arity: 1, flags: flagAdmin, run: func(c *conn, _ [][]byte) { c.result(c.srv.store.Save(c.ctx)) }, slow: always},
+		{name: "save", arity: 1, flags: flagAdmin, run: cmdSave, slow: always},
 		{name: "bgsave", arity: -1, flags: flagAdmin, run: cmdBGSave, slow: always},
 		{name: "lastsave", arity: 1, flags: flagFast | flagLoading, run: cmdLastSave},
 		{name: "shutdown", arity: -1, flags: flagAdmin | flagLoading, run: cmdShutdown, slow: always},
@@ -58,7 +58,7 @@ func cmdMemoryUsage(c *conn, args [][]byte) {
 		c.error("ERR syntax error")
 		return
 	}
-	in, err := c.srv.store.Info(c.ctx, string(args[2]))
+	in, err := c.srv.bloom.Info(c.ctx, string(args[2]))
 	switch {
 	case err == errNotFound:
 		c.w.Null()
@@ -78,12 +78,24 @@ func (c *conn) result(err error) {
 	c.ok()
 }
 
+// SAVE, BGSAVE and LASTSAVE are the server's persistence's (persist.go);
+// without one (no data directory, or the Redis backend, whose data is
+// Redis's business) SAVE and BGSAVE answer errNotSupported.
+
+func cmdSave(c *conn, _ [][]byte) {
+	if c.srv.persist == nil {
+		c.fail(errNotSupported)
+		return
+	}
+	c.result(c.srv.persist.save())
+}
+
 // cmdLastSave answers the time of the last save, or, before any (or
 // without persistence), the server's start, as Redis does.
 func cmdLastSave(c *conn, _ [][]byte) {
-	t := c.srv.store.LastSave()
-	if t.IsZero() {
-		t = c.srv.started
+	t := c.srv.started
+	if c.srv.persist != nil {
+		t = c.srv.persist.lastSave()
 	}
 	c.w.Integer(t.Unix())
 }
@@ -93,7 +105,11 @@ func cmdBGSave(c *conn, args [][]byte) {
 		c.error("ERR syntax error")
 		return
 	}
-	if err := c.srv.store.BGSave(c.ctx); err != nil {
+	if c.srv.persist == nil {
+		c.fail(errNotSupported)
+		return
+	}
+	if err := c.srv.persist.bgsave(); err != nil {
 		c.fail(err)
 		return
 	}
@@ -195,7 +211,7 @@ func cmdInfoServer(c *conn, args [][]byte) {
 
 // infoSection returns the fields of one INFO section.
 func (s *Server) infoSection(sec string) []infoField {
-	st := s.store.Stats()
+	st := s.backend.Stats()
 	now := time.Now()
 	f := func(name string, v any) infoField { return infoField{name, fmt.Sprint(v)} }
 	switch sec {
@@ -215,7 +231,7 @@ func (s *Server) infoSection(sec string) []infoField {
 	case "memory":
 		return s.memoryInfo(st)
 	case "persistence":
-		return append([]infoField{f("loading", 0)}, st.Persistence...)
+		return append(append([]infoField{f("loading", 0)}, s.persistInfo()...), st.Fields...)
 	case "stats":
 		return []infoField{
 			f("total_connections_received", s.stats.connections.Load()),
@@ -232,6 +248,14 @@ func (s *Server) infoSection(sec string) []infoField {
 		return []infoField{f("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", st.Keys, st.Expires))}
 	}
 	return nil
+}
+
+// persistInfo is the persistence's part of INFO's persistence section.
+func (s *Server) persistInfo() []infoField {
+	if s.persist == nil {
+		return nil
+	}
+	return s.persist.info()
 }
 
 // memoryInfo is INFO's memory section: the Go heap in use (used_memory,

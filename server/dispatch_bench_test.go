@@ -20,7 +20,7 @@ func dispatchConn(tb testing.TB) *conn {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { srv.store.Close() })
+	tb.Cleanup(func() { srv.close() })
 	c := srv.newConnState(1, nil, nil, srv.metrics.shards[0])
 	c.w = resp.NewWriter(io.Discard)
 	c.dispatch(words("BF.RESERVE", "bf", "0.01", "1000000"))

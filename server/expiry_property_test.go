@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -61,6 +60,7 @@ type history struct {
 	dir    string
 	policy string
 	m      *memstore
+	p      *persistence // m's
 	model  map[string]*histKey
 	trace  []string // the operations so far, for a failure's message
 	next   int      // items are "i<next>"
@@ -79,19 +79,17 @@ func newHistory(t *testing.T, rnd *rand.Rand) *history {
 // open loads dir into a new memstore with persistence, as server.New.
 func (w *history) open(dir string) *memstore {
 	w.t.Helper()
-	m := newMemstore(0, 0)
-	m.ks.now = w.clock.time
 	cfg := Config{Dir: dir, AppendFsync: w.policy, AOFRewriteMinSize: int64(w.rnd.IntN(2)) << 12}
-	p, err := openPersistence(m, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, p, err := loadMemory(cfg, testCommands(), slog.New(slog.DiscardHandler), w.clock.time)
 	if err != nil {
 		w.fail("restart: %v", err)
 	}
-	m.persist, m.journal = p, p
+	w.p = p
 	return m
 }
 
 func (w *history) close() {
-	if err := w.m.Close(); err != nil {
+	if err := w.p.close(); err != nil {
 		w.fail("close: %v", err)
 	}
 }
@@ -118,7 +116,7 @@ func (w *history) live(key string) *histKey {
 // ack makes the changes so far durable, as a connection does before it
 // replies to a write.
 func (w *history) ack() {
-	if err := w.m.persist.waitDurable(); err != nil {
+	if err := w.p.waitDurable(); err != nil {
 		w.fail("waitDurable: %v", err)
 	}
 }
@@ -165,7 +163,7 @@ func (w *history) step() {
 		n := w.m.ks.sweep()
 		w.note("sweep: %d expired", n)
 	case op < 95:
-		err := w.m.BGSave(w.ctx)
+		err := w.p.bgsave()
 		w.note("BGSAVE: %v", err)
 	default:
 		w.crash()
@@ -324,7 +322,7 @@ func (w *history) loadChunk() {
 // crash takes an image of the data directory, restarts on it, checks
 // every key, and goes on with the restarted store.
 func (w *history) crash() {
-	p := w.m.persist.(*persistence)
+	p := w.p
 	p.snapMu.Lock() // no snapshot half done: the image is a state a kill -9 can leave
 	image := copyDataDir(w.t, w.dir)
 	p.snapMu.Unlock()
@@ -333,7 +331,7 @@ func (w *history) crash() {
 	w.m = w.open(image)
 	w.dir = image
 	w.check(before)
-	if err := before.Close(); err != nil {
+	if err := p.close(); err != nil {
 		w.fail("closing the crashed store: %v", err)
 	}
 }

@@ -166,7 +166,7 @@ func fuzzOne(t *testing.T, in []byte) {
 	if got := c.do("PING"); got != rawStatus("PONG") {
 		t.Fatalf("PING on a fresh connection: %q", got)
 	}
-	if used := srv.store.Stats().FilterBytes; used > fuzzMaxMemory {
+	if used := srv.backend.Stats().FilterBytes; used > fuzzMaxMemory {
 		t.Fatalf("filters hold %d bytes, over the %d-byte budget", used, fuzzMaxMemory)
 	}
 	c.do("FLUSHALL")

@@ -32,7 +32,7 @@ import (
 func BenchmarkKeyspace1M(b *testing.B) {
 	const n = 1_000_000
 	srv, addr := startServer(b, Config{})
-	fillStore(srv.store.(*memstore), "key:", n)
+	fillStore(srv.backend.(*memstore), "key:", n)
 	red := redistest.Start(b, "--enable-debug-command", "yes")
 	ctx := context.Background()
 	opts := func(o *redis.Options) { o.ReadTimeout = 5 * time.Minute }
@@ -120,7 +120,7 @@ func BenchmarkKeyspaceMemory(b *testing.B) {
 		b.Run(fmt.Sprintf("expiry=%v", exp != 0), func(b *testing.B) {
 			for b.Loop() {
 				before := heapBytes()
-				ks := newKeyspace()
+				ks := newKeyspace(time.Now)
 				for _, k := range keys {
 					ks.set(k, &entry{filter: f, expireAt: exp})
 				}

@@ -37,7 +37,7 @@ func fillStore(m *memstore, prefix string, n int) {
 
 func TestScanLargeKeyspace(t *testing.T) {
 	srv, addr := startServer(t, Config{})
-	m := srv.store.(*memstore)
+	m := srv.backend.(*memstore)
 	fillStore(m, "key:", largeKeys)
 	rdb := newClient(t, addr, 2, func(o *redis.Options) { o.ReadTimeout = time.Minute })
 	ctx := context.Background()
@@ -83,7 +83,7 @@ func TestScanLargeKeyspace(t *testing.T) {
 // deletion and an insertion).
 func TestScanUnderChurn(t *testing.T) {
 	srv, addr := startServer(t, Config{})
-	m := srv.store.(*memstore)
+	m := srv.backend.(*memstore)
 	fillStore(m, "key:", largeKeys)
 	const churn = 50_000
 	fillStore(m, "churn:", churn)
@@ -142,8 +142,8 @@ func TestScanUnderChurn(t *testing.T) {
 // BenchmarkKeyspace1M) and answer as Redis would.
 func TestKeysPathologicalPattern(t *testing.T) {
 	srv, addr := startServer(t, Config{})
-	fillStore(srv.store.(*memstore), "key:", largeKeys)
-	fillStore(srv.store.(*memstore), strings.Repeat("a", 60), 10) // many partial matches of *a*a…
+	fillStore(srv.backend.(*memstore), "key:", largeKeys)
+	fillStore(srv.backend.(*memstore), strings.Repeat("a", 60), 10) // many partial matches of *a*a…
 	rdb := newClient(t, addr, 2, func(o *redis.Options) { o.ReadTimeout = time.Minute })
 	ctx := context.Background()
 	huge := strings.Repeat("y", 100<<10)
@@ -169,14 +169,14 @@ func TestKeysPathologicalPattern(t *testing.T) {
 // slowScan is a backend whose Scan takes a while and is counted, to see
 // when KEYS and SCAN stop.
 type slowScan struct {
-	backend
+	keyStore
 	calls atomic.Int64
 }
 
 func (s *slowScan) Scan(ctx context.Context, cursor uint64, pattern string, count int) (uint64, []string, error) {
 	s.calls.Add(1)
 	time.Sleep(2 * time.Millisecond)
-	return s.backend.Scan(ctx, cursor, pattern, count)
+	return s.keyStore.Scan(ctx, cursor, pattern, count)
 }
 
 // TestLongCommandStopsWhenClientGone: KEYS, and SCAN with a huge COUNT,
@@ -190,9 +190,9 @@ func TestLongCommandStopsWhenClientGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fillStore(srv.store.(*memstore), "key:", largeKeys)
-	slow := &slowScan{backend: srv.store}
-	srv.store = slow
+	fillStore(srv.backend.(*memstore), "key:", largeKeys)
+	slow := &slowScan{keyStore: srv.keys}
+	srv.keys = slow
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -89,9 +89,20 @@ type shard struct {
 	ttl    int        // occupied slots whose entry has an expiry
 }
 
-func newKeyspace() *keyspace {
-	return &keyspace{seed: maphash.MakeSeed(), now: time.Now}
+// newKeyspace makes an empty keyspace whose clock is now: time.Now to
+// serve, stoppedClock to load (startClock ends the loading).
+func newKeyspace(now func() time.Time) *keyspace {
+	return &keyspace{seed: maphash.MakeSeed(), now: now}
 }
+
+// stoppedClock is the clock of a keyspace being loaded: it stands at
+// 1970, so nothing expires while the past is replayed (the log holds the
+// deletions of the keys that expired, in their place).
+func stoppedClock() time.Time { return time.UnixMilli(0) }
+
+// startClock sets the clock of a keyspace that has been loaded, once,
+// before it is shared with any other goroutine.
+func (ks *keyspace) startClock(now func() time.Time) { ks.now = now }
 
 func (ks *keyspace) hash(key string) uint64 { return maphash.String(ks.seed, key) }
 

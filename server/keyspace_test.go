@@ -57,7 +57,7 @@ func getKey(ks *keyspace, key string) *entry {
 }
 
 func TestKeyspaceExpiry(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	clock := &testClock{now: 1_000_000}
 	ks.now = clock.time
 	var expired []string
@@ -141,7 +141,7 @@ func checkKeyspace(t *testing.T, ks *keyspace, model map[string]*entry) {
 // TestKeyspaceModel runs random sets, deletions, renames, expiries,
 // sweeps and flushes against a map, across growth and compaction.
 func TestKeyspaceModel(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	clock := &testClock{now: 1_000_000}
 	ks.now = clock.time
 	model := map[string]*entry{}
@@ -217,7 +217,7 @@ func TestKeyspaceModel(t *testing.T) {
 // TestKeyspaceSweepHeap: refreshing an expiry over and over keeps the
 // heap bounded, and the sweep deletes exactly the keys whose time came.
 func TestKeyspaceSweepHeap(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	clock := &testClock{now: 1_000_000}
 	ks.now = clock.time
 	told := map[string]int{}
@@ -276,7 +276,7 @@ func fillKeyspace(ks *keyspace, prefix string, n int) {
 // about 10 slots, whether MATCH matches or not; a full scan takes about
 // keys/10 calls and returns each key once.
 func TestKeyspaceScanBounded(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	const n = 100_000
 	fillKeyspace(ks, "key:", n)
 	seen := map[string]int{}
@@ -326,7 +326,7 @@ func TestKeyspaceScanBounded(t *testing.T) {
 // returned while other goroutines insert and delete keys, including
 // enough deletions to compact shards in the middle of the scan.
 func TestKeyspaceScanConcurrent(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	const stable, churn = 5_000, 100_000
 	fillKeyspace(ks, "stable:", stable)
 	fillKeyspace(ks, "churn:", churn)
@@ -393,7 +393,7 @@ func TestKeyspaceScanConcurrent(t *testing.T) {
 // compacted restarts the shard and still returns every key there (the
 // keys behind the cursor move in front of it).
 func TestKeyspaceScanCompacted(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	fillKeyspace(ks, "gone", 64*1000)
 	fillKeyspace(ks, "k", 64*200) // behind the gone keys in every shard
 	s := &ks.shards[0]
@@ -444,7 +444,7 @@ func TestKeyspaceScanCompacted(t *testing.T) {
 // deadlock, and updates to a key's data under its lock are not lost (the
 // race detector checks the exclusion).
 func TestKeyspaceLocks(t *testing.T) {
-	ks := newKeyspace()
+	ks := newKeyspace(time.Now)
 	const keys, goroutines, rounds = 17, 8, 2000
 	var counts [keys]int // counts[i] is guarded by the lock of key i
 	var wg sync.WaitGroup

@@ -49,7 +49,7 @@ func TestDefaultLimitsRefuseReserveBomb(t *testing.T) {
 	if got := c.do("BF.INFO", "k", "FILTERS"); got != rawArray(rawInt(2)) {
 		t.Errorf("BF.INFO k FILTERS after the refused growth: %q, want 2 sub-filters", got)
 	}
-	if used := srv.store.Stats().FilterBytes; used > 1<<20 {
+	if used := srv.backend.Stats().FilterBytes; used > 1<<20 {
 		t.Errorf("filters hold %d bytes after the refusals; want only the small ones", used)
 	}
 	info := infoText(t, c, "memory")

@@ -53,7 +53,7 @@ func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []
 // bytes to the budget before they are allocated.
 func (m *memstore) loadHeader(hdr []byte) (*bloom.Scalable, error) {
 	limit := m.maxFilter
-	if !m.limitless && m.maxMemory != 0 {
+	if m.maxMemory != 0 {
 		limit = min(limit, m.maxMemory-min(m.used.Load(), m.maxMemory))
 	}
 	f, err := bloom.LoadScalableHeader(hdr, bloom.WithMaxBytes(limit))

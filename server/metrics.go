@@ -85,10 +85,10 @@ var (
 func (backendCollector) Describe(chan<- *prometheus.Desc) {} // unchecked: persistence fields vary by backend
 
 func (b backendCollector) Collect(ch chan<- prometheus.Metric) {
-	st := b.s.store.Stats()
+	st := b.s.backend.Stats()
 	ch <- prometheus.MustNewConstMetric(keysDesc, prometheus.GaugeValue, float64(st.Keys))
 	ch <- prometheus.MustNewConstMetric(filterBytesDesc, prometheus.GaugeValue, float64(st.FilterBytes))
-	for _, f := range st.Persistence {
+	for _, f := range append(b.s.persistInfo(), st.Fields...) {
 		v, ok := parseFloat([]byte(f.value))
 		if !ok {
 			continue

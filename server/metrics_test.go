@@ -57,7 +57,7 @@ func TestMetrics(t *testing.T) {
 	if got := gauge("bloomery_keys"); got != 1 {
 		t.Errorf("keys %v, want 1", got)
 	}
-	st := srv.store.Stats()
+	st := srv.backend.Stats()
 	if got := gauge("bloomery_filter_bytes"); got != float64(st.FilterBytes) || got == 0 {
 		t.Errorf("filter bytes %v, want %d", got, st.FilterBytes)
 	}

@@ -16,9 +16,11 @@ package server
 //
 // Startup (openPersistence): lock the directory, delete leftover *.tmp,
 // load the newest snapshot S (none: an empty keyspace, S = 0), replay the
-// logs S, S+1, … (from 1 without a snapshot; a gap is an error) with
-// memory limits off and the clock stopped at 1970 so that nothing
-// expires while the past is replayed, then append to the newest log. A
+// logs S, S+1, … (from 1 without a snapshot; a gap is an error) through
+// a loader (replay.go: the command table's own handlers, on a keyspace
+// whose clock stands at 1970 so that nothing expires while the past is
+// replayed, under the configured limits: docs/DESIGN.md §8), then
+// append to the newest log. A
 // record the newest log ends inside of is an append a crash interrupted:
 // it is cut off with a warning. Anything else that is wrong (a checksum
 // mismatch, a malformed record, a torn record in an older log, a command
@@ -60,7 +62,6 @@ package server
 
 import (
 	"fmt"
-	"github.com/bloomery/bloom/internal/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -68,11 +69,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/internal/atomicfile"
 )
 
-// persistence implements persister for a data directory.
+// persistence is the durability of the memory backend's keyspace in a
+// data directory: the server holds it (Server.persist), the memstore
+// journals its changes to it, and it reads the keyspace to snapshot it.
 type persistence struct {
-	m          *memstore
+	ks         *keyspace
 	dir        string
 	log        *slog.Logger
 	policy     fsyncPolicy
@@ -140,10 +146,25 @@ type persistence struct {
 	closeErr  error
 }
 
+// A loader takes in what a data directory holds, in order: the
+// snapshot's keys, then the logs' records. It applies the limits the
+// server runs with (docs/DESIGN.md §8); a filter beyond them is an
+// errNoMemory that stops the loading.
+type loader interface {
+	// maxFilterBytes bounds a filter decoded from the snapshot, before
+	// it is allocated.
+	maxFilterBytes() uint64
+	// restore puts a snapshot's key into the keyspace.
+	restore(key string, f *bloom.Scalable, expireAt int64) error
+	// apply replays one log record.
+	apply(args [][]byte) error
+}
+
 // openPersistence locks cfg.Dir (creating it), loads its snapshot and
-// replays its logs into m, and returns the persister that journals m's
-// changes from then on. m.journal must be nil while it runs.
-func openPersistence(m *memstore, cfg Config, log *slog.Logger) (persister, error) {
+// replays its logs into ks through l, and returns the persistence that
+// journals ks's changes from then on (start starts its background work).
+// Nothing may change ks meanwhile.
+func openPersistence(ks *keyspace, l loader, cfg Config, log *slog.Logger) (*persistence, error) {
 	policy, err := parsePolicy(cfg.AppendFsync)
 	if err != nil {
 		return nil, err
@@ -155,14 +176,14 @@ func openPersistence(m *memstore, cfg Config, log *slog.Logger) (persister, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &persistence{m: m, dir: cfg.Dir, log: log, policy: policy, lock: lock,
+	p := &persistence{ks: ks, dir: cfg.Dir, log: log, policy: policy, lock: lock,
 		rewriteMin: cfg.AOFRewriteMinSize, rewritePct: int64(cfg.AOFRewritePercent),
 		rewriteCh: make(chan struct{}, 1), stop: make(chan struct{})}
 	p.gcond.L = &p.gmu
 	if p.rewritePct <= 0 {
 		p.rewritePct = 100
 	}
-	if err := p.load(); err != nil {
+	if err := p.load(l); err != nil {
 		if p.file != nil {
 			p.file.Close()
 		}
@@ -172,15 +193,20 @@ func openPersistence(m *memstore, cfg Config, log *slog.Logger) (persister, erro
 	p.writeOK.Store(true)
 	p.lastSaveOK.Store(true)
 	p.lastSaveAt.Store(time.Now().UnixMilli())
-	m.ks.modifying = p.modifying
-	p.bg.Add(2)
-	go p.flushEverySecond()
-	go p.rewriter()
+	ks.modifying = p.modifying
 	return p, nil
 }
 
-// load reads the directory into the memstore and opens the log.
-func (p *persistence) load() error {
+// start starts the background work (the flush once a second, the
+// automatic snapshots), once the loaded keyspace is served.
+func (p *persistence) start() {
+	p.bg.Add(2)
+	go p.flushEverySecond()
+	go p.rewriter()
+}
+
+// load reads the directory through l and opens the log.
+func (p *persistence) load(l loader) error {
 	start := time.Now()
 	g, err := listGenerations(p.dir)
 	if err != nil {
@@ -190,19 +216,14 @@ func (p *persistence) load() error {
 	if err != nil {
 		return err
 	}
-	m := p.m
-	now := m.ks.now
-	m.ks.now = func() time.Time { return time.UnixMilli(0) } // nothing expires while replaying
-	m.limitless = true
-	defer func() { m.ks.now, m.limitless = now, false }()
 	var keys, records int64
 	if snap > 0 {
-		if keys, err = p.loadSnapshot(snap); err != nil {
+		if keys, err = p.loadSnapshot(snap, l); err != nil {
 			return err
 		}
 	}
-	for i, l := range logs {
-		n, err := p.replayLog(filepath.Join(p.dir, logName(l)), i == len(logs)-1)
+	for i, lg := range logs {
+		n, err := p.replayLog(filepath.Join(p.dir, logName(lg)), i == len(logs)-1, l)
 		records += n
 		if err != nil {
 			return err
@@ -228,7 +249,7 @@ func (p *persistence) load() error {
 	p.written.Store(0)
 	p.synced.Store(0)
 	p.log.Info("data loaded", "dir", p.dir, "snapshot", snap, "keys_in_snapshot", keys, "logs", len(logs),
-		"records_replayed", records, "keys", m.ks.len(), "duration", time.Since(start).Round(time.Millisecond))
+		"records_replayed", records, "keys", p.ks.len(), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -263,7 +284,7 @@ func (p *persistence) close() error {
 		p.saving.Store(true) // SAVE and BGSAVE from late clients fail
 		err := p.snapshot(true)
 		if !p.isClosed() { // the snapshot failed before its cut
-			unlock := p.m.ks.lockAll()
+			unlock := p.ks.lockAll()
 			p.mu.Lock()
 			p.closed = true
 			p.mu.Unlock()

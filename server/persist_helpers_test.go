@@ -221,3 +221,7 @@ func assertSameState(t testing.TB, before map[string]pKeyState, after *pServer, 
 		after.assertPresent(t, k, its)
 	}
 }
+
+// testCommands is a command table for stores made without a server (the
+// replayer runs log records through it).
+func testCommands() table { return newTable(newMetrics(&Server{}, 1)) }

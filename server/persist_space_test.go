@@ -37,7 +37,7 @@ func (f *blockingFile) Write(b []byte) (int, error) {
 func TestRepliesWaitForTheLog(t *testing.T) {
 	ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "everysec"})
 	ps.do(t, "BF.RESERVE", "big", 0.001, 1000000) // a 2 MB filter
-	p := ps.srv.persist.(*persistence)
+	p := ps.srv.persist
 	bf := &blockingFile{release: make(chan struct{})}
 	p.wmu.Lock()
 	bf.aofFile = p.file
@@ -136,7 +136,7 @@ func injectedDisk() disk {
 		name: "injected",
 		dir:  func(t *testing.T) string { return t.TempDir() },
 		fill: func(t *testing.T, ps *pServer) {
-			p := ps.srv.persist.(*persistence)
+			p := ps.srv.persist
 			p.wmu.Lock()
 			sf = &spaceFile{aofFile: p.file}
 			p.file = sf
@@ -246,7 +246,7 @@ func TestFullDisk(t *testing.T) {
 func TestWriteFailureAnswersMisconf(t *testing.T) {
 	dir := t.TempDir()
 	ps := startPServer(t, Config{Dir: dir, AppendFsync: "always"})
-	p := ps.srv.persist.(*persistence)
+	p := ps.srv.persist
 	ps.do(t, "BF.ADD", "k", "a")
 	ff := injectFailures(p)
 	ff.failWrite.Store(true)

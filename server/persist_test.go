@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -316,14 +315,11 @@ func TestPersistLeftovers(t *testing.T) {
 
 // After close, appending and waiting fail without panicking.
 func TestPersistAfterClose(t *testing.T) {
-	m := newMemstore(0, 0)
 	cfg, _ := Config{Dir: t.TempDir()}.withDefaults()
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	p, err := openPersistence(m, cfg, cfg.Logger)
+	m, p, err := loadMemory(cfg, testCommands(), slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.journal, m.persist = p, p
 	m.Reserve(context.Background(), "k", defaultCreate)
 	if err := p.waitDurable(); err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ const filterCacheSize = 4096
 // INFO.
 const pingTimeout = 5 * time.Second
 
-func newRedisStore(ctx context.Context, cfg Config) (backend, error) {
+func newRedisStore(ctx context.Context, cfg Config) (*redisStore, error) {
 	client, addrs, err := redisClient(cfg.Backend)
 	if err != nil {
 		return nil, fmt.Errorf("server: backend %s: %w", redactURL(cfg.Backend), err)
@@ -168,23 +168,18 @@ func (r *redisStore) connected() bool {
 	return r.up
 }
 
-// Redis keeps the data: SAVE and BGSAVE are Redis's own business, and a
-// reply is sent once Redis has acknowledged the change.
-
-func (r *redisStore) Save(context.Context) error   { return errNotSupported }
-func (r *redisStore) BGSave(context.Context) error { return errNotSupported }
-func (r *redisStore) LastSave() time.Time          { return time.Time{} }
-
 // Stats: Keys is the count of the last DBSIZE (or 0 after FLUSHALL) made
 // through this server, since counting scans the whole Redis; expiries and
-// filter bytes are not counted (0). The persistence section names the
-// Redis and whether it answers a PING (redis_connected 1 or 0).
+// filter bytes are not counted (0). Its fields (in INFO's persistence
+// section: Redis keeps the data, and a reply is sent once Redis has
+// acknowledged the change) name the Redis and whether it answers a PING
+// (redis_connected 1 or 0).
 func (r *redisStore) Stats() backendStats {
 	mode := "standalone"
 	if r.cluster != nil {
 		mode = "cluster"
 	}
-	return backendStats{Keys: r.keys.Load(), Persistence: []infoField{
+	return backendStats{Keys: r.keys.Load(), Fields: []infoField{
 		{"backend_redis_addr", r.addrs},
 		{"backend_redis_mode", mode},
 		{"redis_connected", fmt.Sprint(b2i(r.connected()))},

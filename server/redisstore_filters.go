@@ -122,7 +122,11 @@ func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create
 		}
 		isNew, err := f.AddMany(ctx, items[n:])
 		n += copy(added[n:], isNew)
-		if err = r.checked(key, f, err); err != errNotFound { // deleted meanwhile: made again
+		switch err = r.checked(key, f, err); err {
+		case errNotFound: // deleted meanwhile: made again
+		case errFull, errNoMemory: // the filter could not take item n
+			return n, itemError{err.(replyError)}
+		default:
 			return n, err
 		}
 	}

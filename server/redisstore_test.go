@@ -505,7 +505,7 @@ type tripCounter struct {
 
 func countTrips(srv *Server) *tripCounter {
 	h := &tripCounter{trips: map[string]int{}}
-	srv.store.(*redisStore).client.AddHook(h)
+	srv.backend.(*redisStore).client.AddHook(h)
 	return h
 }
 

@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,10 +22,14 @@ import (
 // Server is a bloomery server. New loads its data; Serve answers clients;
 // Shutdown stops it, saving what it holds.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	store   backend
-	persist persister // the memory backend's durability; nil without one
+	cfg Config
+	log *slog.Logger
+	// The backend (backend.go): the whole, and one store per concern;
+	// with the memory backend, all three are the one memstore.
+	backend backend
+	keys    keyStore
+	bloom   bloomStore
+	persist *persistence // the memory backend's durability; nil without one
 	cmds    table
 	metrics *metrics
 	stats   stats
@@ -74,27 +77,55 @@ func New(cfg Config) (*Server, error) {
 	s.cfg.MaxMemory, s.memFrom = resolveMaxMemory(cfg, s.machine)
 	cfg = s.cfg
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	if cfg.Backend == "memory" {
-		m := newMemstore(cfg.MaxFilterBytes, cfg.MaxMemory)
-		if cfg.Dir != "-" {
-			p, err := openPersistence(m, cfg, s.log)
-			if err != nil {
-				return nil, limitsHint(err, cfg)
-			}
-			m.persist, m.journal, s.persist = p, p, p
-		}
-		s.store = m
-		go s.sweep(m)
-	} else {
-		s.store, err = newRedisStore(s.ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-	}
 	s.loopsN = eventLoops(cfg)
 	s.metrics = newMetrics(s, 1+s.loopsN)
 	s.cmds = newTable(s.metrics)
+	if cfg.Backend != "memory" {
+		r, err := newRedisStore(s.ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.backend, s.keys, s.bloom = r, r, r
+		return s, nil
+	}
+	m, err := s.openMemory(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.backend, s.keys, s.bloom = m, m, m
+	go s.sweep(m)
 	return s, nil
+}
+
+// openMemory makes the memory backend and, with a data directory, loads
+// it (loadMemory).
+func (s *Server) openMemory(cfg Config) (*memstore, error) {
+	if cfg.Dir == "-" {
+		return newMemstore(cfg.MaxFilterBytes, cfg.MaxMemory), nil
+	}
+	m, p, err := loadMemory(cfg, s.cmds, s.log, time.Now)
+	if err != nil {
+		return nil, limitsHint(err, cfg)
+	}
+	s.persist = p
+	return m, nil
+}
+
+// loadMemory loads cfg.Dir (docs/DESIGN.md §8) into a loading store
+// (the keyspace's clock stopped, so that nothing expires while the past
+// is replayed; the per-filter limit in force, not the total), its log
+// records run through cmds, then serves it: its clock (now) and the
+// total limit start, and its changes go to the log.
+func loadMemory(cfg Config, cmds table, log *slog.Logger, now func() time.Time) (*memstore, *persistence, error) {
+	m := newLoadingMemstore(cfg.MaxFilterBytes)
+	p, err := openPersistence(m.ks, newReplayer(m, cmds), cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.serve(cfg.MaxMemory, now)
+	m.journal = p
+	p.start()
+	return m, p, nil
 }
 
 // eventLoops is the number of event loops cfg asks for: none (serve each
@@ -111,17 +142,18 @@ func eventLoops(cfg Config) int {
 }
 
 // limitsHint adds to a failure to load the data directory, when a
-// filter in it is beyond the memory limits, that larger limits load it
-// (the log's repair advice, truncating it, would lose data): the
-// filter was accepted under other limits, such as the 16 GiB per filter
-// before the default became DefaultMaxFilterBytes.
+// filter in it is beyond the per-filter limit (the one limit loading
+// applies: docs/DESIGN.md §8), that a larger limit loads it: the filter
+// was accepted under another, such as the 16 GiB per filter before the
+// default became DefaultMaxFilterBytes. Dropping data is never the
+// advice.
 func limitsHint(err error, cfg Config) error {
-	if !errors.Is(err, errNoMemory) && !strings.Contains(err.Error(), string(errNoMemory)) {
+	if !errors.Is(err, errNoMemory) {
 		return err
 	}
-	return fmt.Errorf("%w\nserver: the data holds more than the memory limits allow (--maxmemory-per-filter %s, --maxmemory %s): "+
+	return fmt.Errorf("%w\nserver: the data holds a filter larger than --maxmemory-per-filter %s allows: "+
 		"start with larger limits to load it, e.g. --maxmemory-per-filter unlimited, rather than dropping data",
-		err, humanLimit(cfg.MaxFilterBytes), humanLimit(cfg.MaxMemory))
+		err, humanLimit(cfg.MaxFilterBytes))
 }
 
 // sweep deletes expired keys ten times a second until shutdown.
@@ -427,9 +459,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if hs != nil {
 			hs.Close()
 		}
-		if err := s.store.Close(); err != nil {
-			s.shutErr = fmt.Errorf("server: close backend: %w", err)
-			s.log.Error("shutdown: closing the backend failed", "err", err)
+		if err := s.close(); err != nil {
+			s.shutErr = err
+			s.log.Error("shutdown: closing the data failed", "err", err)
 		} else {
 			s.log.Info("shutdown complete")
 		}
@@ -441,6 +473,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	})
 	<-s.done
 	return s.shutErr
+}
+
+// close saves and closes the data: the persistence (a last snapshot),
+// then the backend.
+func (s *Server) close() error {
+	var err error
+	if s.persist != nil {
+		if perr := s.persist.close(); perr != nil {
+			err = fmt.Errorf("server: close persistence: %w", perr)
+		}
+	}
+	if berr := s.backend.Close(); berr != nil && err == nil {
+		err = fmt.Errorf("server: close backend: %w", berr)
+	}
+	return err
 }
 
 // shutdownWriteGrace is how long Shutdown lets clients take the replies

@@ -22,7 +22,7 @@ import (
 // blockingScan is a backend whose Scan waits until release is closed, to
 // hold a KEYS in the middle of its walk.
 type blockingScan struct {
-	backend
+	keyStore
 	entered chan struct{} // receives once per Scan call
 	release chan struct{}
 }
@@ -33,7 +33,7 @@ func (b *blockingScan) Scan(ctx context.Context, cursor uint64, pattern string, 
 	default:
 	}
 	<-b.release
-	return b.backend.Scan(ctx, cursor, pattern, count)
+	return b.keyStore.Scan(ctx, cursor, pattern, count)
 }
 
 // TestSlowCommandInPipeline: a KEYS in the middle of a pipeline runs off
@@ -42,8 +42,8 @@ func (b *blockingScan) Scan(ctx context.Context, cursor uint64, pattern string, 
 func TestSlowCommandInPipeline(t *testing.T) {
 	var bs *blockingScan
 	_, addr := startServerTuned(t, Config{EventLoops: 1}, func(s *Server) {
-		bs = &blockingScan{backend: s.store, entered: make(chan struct{}, 1), release: make(chan struct{})}
-		s.store = bs
+		bs = &blockingScan{keyStore: s.keys, entered: make(chan struct{}, 1), release: make(chan struct{})}
+		s.keys = bs
 	})
 	t.Cleanup(func() {
 		select {

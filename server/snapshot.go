@@ -125,7 +125,7 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 		return nil, 0, err
 	}
 	start := time.Now()
-	unlock := p.m.ks.lockAll()
+	unlock := p.ks.lockAll()
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	err = p.flushLocked(true)
@@ -152,7 +152,7 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 
 // collect lists the unexpired keys; the caller holds every shard lock.
 func (p *persistence) collect(c *snapCut) {
-	ks := p.m.ks
+	ks := p.ks
 	c.keys = make([]cutKey, ks.countLocked())
 	now := ks.now().UnixMilli()
 	n := 0

@@ -67,10 +67,10 @@ func (sr *snapReader) u64() (uint64, error) {
 	return le.Uint64(b), nil
 }
 
-// loadSnapshot restores snapshot gen's keys into the memstore and
-// returns their number. Any defect is an error naming the file and the
+// loadSnapshot restores snapshot gen's keys through l and returns their
+// number. Any defect is an error naming the file and the
 // offset of the record (or header, or trailer) at fault.
-func (p *persistence) loadSnapshot(gen uint64) (int64, error) {
+func (p *persistence) loadSnapshot(gen uint64, l loader) (int64, error) {
 	name := filepath.Join(p.dir, snapshotName(gen))
 	f, size, err := openSized(name)
 	if err != nil {
@@ -78,7 +78,10 @@ func (p *persistence) loadSnapshot(gen uint64) (int64, error) {
 	}
 	defer f.Close()
 	sr := &snapReader{r: bufio.NewReaderSize(f, 1<<20), end: size}
-	n, off, err := p.readSnapshot(sr, gen)
+	n, off, err := readSnapshot(sr, gen, l)
+	if errors.Is(err, errNoMemory) { // the limits, not the file: no repair (server.limitsHint says what to do)
+		return n, fmt.Errorf("server: %s: offset %d: %w", name, off, err)
+	}
 	if err != nil {
 		return n, fmt.Errorf("server: %s: offset %d: %w; the snapshot cannot be loaded: restore the directory from a backup "+
 			"(moving the file away loses the keys it holds)", name, off, err)
@@ -88,7 +91,7 @@ func (p *persistence) loadSnapshot(gen uint64) (int64, error) {
 
 // readSnapshot reads a snapshot from sr; on error it also returns the
 // offset of the part at fault.
-func (p *persistence) readSnapshot(sr *snapReader, gen uint64) (keys int64, off int64, err error) {
+func readSnapshot(sr *snapReader, gen uint64, l loader) (keys int64, off int64, err error) {
 	hdr, err := sr.bytes(snapHeaderLen)
 	if err != nil {
 		return 0, 0, fmt.Errorf("header: %w", err)
@@ -112,7 +115,7 @@ func (p *persistence) readSnapshot(sr *snapReader, gen uint64) (keys int64, off 
 		case tagEnd:
 			return keys, off, sr.trailer(keys)
 		case tagKey:
-			if err := p.readRecord(sr); err != nil {
+			if err := readRecord(sr, l); err != nil {
 				return keys, off, err
 			}
 			keys++
@@ -144,7 +147,8 @@ func (sr *snapReader) trailer(keys int64) error {
 }
 
 // readRecord reads one key's record after its tag and restores the key.
-func (p *persistence) readRecord(sr *snapReader) error {
+// A filter beyond the per-filter limit is refused before it is allocated.
+func readRecord(sr *snapReader, l loader) error {
 	klen, err := sr.u32()
 	if err != nil {
 		return err
@@ -166,7 +170,10 @@ func (p *persistence) readRecord(sr *snapReader) error {
 	}
 	fileEnd := sr.end
 	sr.end = sr.off + int64(flen)
-	f, derr := bloom.LoadScalable(sr, bloom.WithMaxBytes(max(p.m.maxFilter, flen)))
+	f, derr := bloom.LoadScalable(sr, bloom.WithMaxBytes(l.maxFilterBytes()))
+	if errors.Is(derr, bloom.ErrTooLarge) {
+		derr = fmt.Errorf("%w (%v)", errNoMemory, derr)
+	}
 	if derr == nil && sr.Len() != 0 {
 		derr = fmt.Errorf("%d bytes after the filter's encoding", sr.Len())
 	}
@@ -186,6 +193,8 @@ func (p *persistence) readRecord(sr *snapReader) error {
 	case int64(at) < 0:
 		return fmt.Errorf("key %q: expiry %d", key, int64(at))
 	}
-	p.m.restore(string(key), f, int64(at))
+	if err := l.restore(string(key), f, int64(at)); err != nil {
+		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, f.Bytes(), err)
+	}
 	return nil
 }

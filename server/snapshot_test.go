@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,16 +16,18 @@ import (
 // logs given), to compare with the state a snapshot was cut from.
 func bareStore(t *testing.T, dir string, gen uint64, logs ...uint64) *memstore {
 	t.Helper()
-	m := newMemstore(0, 0)
-	p := &persistence{m: m, dir: dir, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := p.loadSnapshot(gen); err != nil {
+	m := newLoadingMemstore(0)
+	r := newReplayer(m, testCommands())
+	p := &persistence{ks: m.ks, dir: dir, log: slog.New(slog.DiscardHandler)}
+	if _, err := p.loadSnapshot(gen, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range logs {
-		if _, err := p.replayLog(filepath.Join(dir, logName(l)), true); err != nil {
+		if _, err := p.replayLog(filepath.Join(dir, logName(l)), true, r); err != nil {
 			t.Fatal(err)
 		}
 	}
+	m.serve(0, time.Now)
 	return m
 }
 
@@ -249,14 +250,15 @@ func FuzzLoadSnapshot(f *testing.F) {
 	}
 	f.Add(snap)
 	f.Add(snap[:100])
+	commands := testCommands()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, snapshotName(1)), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m := newMemstore(1<<20, 0)
-		p := &persistence{m: m, dir: dir, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		if _, err := p.loadSnapshot(1); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
+		m := newLoadingMemstore(1 << 20)
+		p := &persistence{ks: m.ks, dir: dir, log: slog.New(slog.DiscardHandler)}
+		if _, err := p.loadSnapshot(1, newReplayer(m, commands)); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
 			t.Fatalf("error without the file's name: %v", err)
 		}
 		if used := m.used.Load(); used > uint64(len(data)) {

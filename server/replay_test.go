@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // captureJournal records the journaled commands.
@@ -23,7 +24,8 @@ func (j *captureJournal) append(args ...[]byte) {
 // TestReplayUnderLowerLimits: a log written under a larger per-filter
 // limit does not load silently short under a smaller one: replay fails
 // with errNoMemory (startup then stops and says so). The total limit
-// (maxMemory) is off while replaying, so the log loads whole under it.
+// (maxMemory) is not a loading store's, so the log loads whole under it,
+// and holds once the store serves.
 func TestReplayUnderLowerLimits(t *testing.T) {
 	ctx := context.Background()
 	big := newMemstore(0, 0)
@@ -41,23 +43,24 @@ func TestReplayUnderLowerLimits(t *testing.T) {
 	}
 	want, _ := big.Info(ctx, "f")
 
+	commands := testCommands()
 	replayAll := func(m *memstore) error {
-		m.limitless = true
-		defer func() { m.limitless = false }()
+		r := newReplayer(m, commands)
 		for _, cmd := range j.cmds {
-			if err := m.replay(cmd); err != nil {
+			if err := r.apply(cmd); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := replayAll(newMemstore(4096, 0)); !errors.Is(err, errNoMemory) {
+	if err := replayAll(newLoadingMemstore(4096)); !errors.Is(err, errNoMemory) {
 		t.Fatalf("replay under a smaller per-filter limit: %v, want errNoMemory", err)
 	}
-	small := newMemstore(0, 8192) // total limit far below the filter's size
+	small := newLoadingMemstore(0)
 	if err := replayAll(small); err != nil {
-		t.Fatalf("replay under a smaller total limit: %v", err)
+		t.Fatalf("replay: %v", err)
 	}
+	small.serve(8192, time.Now) // total limit far below the filter's size
 	got, err := small.Info(ctx, "f")
 	if err != nil || got != want {
 		t.Fatalf("after replay: %+v, %v; want %+v", got, err, want)
@@ -75,22 +78,23 @@ func TestReplayUnderLowerLimits(t *testing.T) {
 // TestReplayMalformed: records that do not parse are errors, never
 // panics (the command table's arity checks do not run in replay).
 func TestReplayMalformed(t *testing.T) {
+	commands := testCommands()
 	for _, c := range []string{
 		"BF.RESERVE", "BF.RESERVE k", "BF.RESERVE k 0.01", "BF.RESERVE k 0.01 100 a b c d",
 		"BF.INSERT", "BF.INSERT k", "BF.INSERT k ITEMS", "BF.INSERT k FOO ITEMS a",
 		"BF.LOADCHUNK k", "BF.LOADCHUNK k x y", "DEL", "RENAME a", "PEXPIREAT k", "PEXPIREAT k x",
 		"PERSIST", "GET k", "BF.RESERVE k nope 100",
 	} {
-		m := newMemstore(0, 0)
+		r := newReplayer(newLoadingMemstore(0), commands)
 		var args [][]byte
 		for _, f := range strings.Fields(c) {
 			args = append(args, []byte(f))
 		}
-		if err := m.replay(args); err == nil {
+		if err := r.apply(args); err == nil {
 			t.Errorf("replay %q: no error", c)
 		}
 	}
-	if err := newMemstore(0, 0).replay(nil); err == nil {
+	if err := newReplayer(newLoadingMemstore(0), commands).apply(nil); err == nil {
 		t.Error("replay of an empty record: no error")
 	}
 }

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"unsafe"
+
+	"github.com/bloomery/bloom"
+)
+
+// The memory backend's Bloom filters (bloomStore); the dumps are in
+// memdump.go.
+
+func (m *memstore) Reserve(_ context.Context, key string, o createOpts) error {
+	defer m.ks.lockKey(key).Unlock()
+	if m.ks.get(key) != nil {
+		return errItemExists
+	}
+	f, err := m.create(o)
+	if err != nil {
+		return err
+	}
+	m.ks.set(key, m.adopt(f))
+	args := [][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(o.rate), fmtUint(o.capacity)}
+	m.log(append(args, scalingArgs(o)...)...)
+	return nil
+}
+
+// scalingArgs are o's EXPANSION or NONSCALING arguments.
+func scalingArgs(o createOpts) [][]byte {
+	if o.nonScaling {
+		return [][]byte{[]byte("NONSCALING")}
+	}
+	return [][]byte{[]byte("EXPANSION"), fmtUint(o.expansion)}
+}
+
+func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
+	defer m.ks.lockKey(key).Unlock()
+	e := m.ks.get(key)
+	created := false
+	if e == nil {
+		if create == nil {
+			return 0, errNotFound
+		}
+		f, err := m.create(*create)
+		if err != nil {
+			return 0, err // the whole reply, not an item's
+		}
+		e, created = m.adopt(f), true
+		m.ks.set(key, e)
+	} else {
+		m.ks.modify(key, e)
+	}
+	// The journal gets one BF.INSERT of the items that were new (the
+	// others changed nothing), creating the filter as it was created.
+	var args [][]byte
+	if m.journal != nil {
+		pooled := journalArgs.Get().(*[][]byte)
+		defer func() { clear(args); *pooled = args[:0]; journalArgs.Put(pooled) }()
+		args = append((*pooled)[:0], wordInsert, readOnlyBytes(key))
+		if created {
+			args = append(append(args, []byte("CAPACITY"), fmtUint(create.capacity),
+				[]byte("ERROR"), fmtFloat(create.rate)), scalingArgs(*create)...)
+		} else {
+			args = append(args, wordNoCreate)
+		}
+		args = append(args, wordItems)
+	}
+	head := len(args)
+	n, err := 0, error(nil)
+	for _, item := range items {
+		added[n], err = e.filter.Add(item)
+		if err != nil {
+			err = itemError{filterError(err)}
+			break
+		}
+		if added[n] && args != nil {
+			args = append(args, item)
+		}
+		n++
+	}
+	switch {
+	case created && len(args) == head: // BF.INSERT needs an item: reserve instead
+		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
+			scalingArgs(*create)...)...)
+	case len(args) > head:
+		m.log(args...)
+	}
+	return n, err
+}
+
+// journalArgs recycles the argument lists of journaled adds.
+var journalArgs = sync.Pool{New: func() any { s := make([][]byte, 0, 16); return &s }}
+
+// The words of the records journaled on every add (read only).
+var (
+	wordInsert   = []byte("BF.INSERT")
+	wordNoCreate = []byte("NOCREATE")
+	wordItems    = []byte("ITEMS")
+)
+
+// readOnlyBytes returns the bytes of s without copying them, for a record
+// that only reads them (appendRecord copies them into the log's buffer):
+// they must never be written to, nor kept.
+func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// filterError maps an error of bloom.Scalable.Add to its reply.
+func filterError(err error) replyError {
+	switch {
+	case errors.Is(err, bloom.ErrFull):
+		return errFull
+	case errors.Is(err, bloom.ErrTooLarge), errors.Is(err, errNoMemory):
+		return errNoMemory
+	}
+	return replyError("ERR " + err.Error())
+}
+
+func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found []bool) error {
+	defer m.ks.lockKey(key).Unlock()
+	e := m.ks.get(key)
+	for i, item := range items {
+		found[i] = e != nil && e.filter.Test(item)
+	}
+	return nil
+}
+
+func (m *memstore) Info(_ context.Context, key string) (bloom.ScalableInfo, error) {
+	defer m.ks.lockKey(key).Unlock()
+	e := m.ks.get(key)
+	if e == nil {
+		return bloom.ScalableInfo{}, errNotFound
+	}
+	return e.filter.Info(), nil
+}
+
+func (m *memstore) Card(_ context.Context, key string) (uint64, error) {
+	defer m.ks.lockKey(key).Unlock()
+	if e := m.ks.get(key); e != nil {
+		return e.filter.Count(), nil
+	}
+	return 0, nil
+}
