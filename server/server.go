@@ -37,6 +37,7 @@ type Server struct {
 	// Redis backend).
 	maxMemorySet bool
 	authLog      rateLog // failed AUTH lines
+	track        tracker // client-side caching (tracking.go)
 
 	// writeCutoff is when writes to clients end once Shutdown began
 	// (Unix nanoseconds; 0 before).
@@ -76,6 +77,8 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.Backend == "memory" {
 		m := newMemstore(cfg.MaxFilterBytes, cfg.MaxMemory)
+		journal := m.ks.expiring // keys deleted on expiry also invalidate caches (tracking.go)
+		m.ks.expiring = func(key string) { journal(key); s.track.invalidate(nil, []string{key}) }
 		if cfg.Dir != "-" {
 			p, err := openPersistence(m, cfg, s.log)
 			if err != nil {
@@ -312,11 +315,25 @@ func (s *Server) accept(nc net.Conn) {
 
 // connClosed ends the bookkeeping of a closed connection.
 func (s *Server) connClosed(c *conn) {
+	c.gone.Store(true)
+	s.track.disable(c)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
 	s.stats.clients.Add(-1)
 	s.connWG.Done()
+}
+
+// connByID returns the open connection with id, or nil.
+func (s *Server) connByID(id int64) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.id == id {
+			return c
+		}
+	}
+	return nil
 }
 
 // serveMetrics starts the HTTP endpoint: /metrics, and /debug/pprof/
