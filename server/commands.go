@@ -9,14 +9,14 @@ import (
 type cmdFlags uint16
 
 const (
-	flagWrite    cmdFlags = 1 << iota // changes the keyspace
-	flagReadonly                      // reads keys
-	flagAdmin                         // server administration
-	flagNoAuth                        // allowed before AUTH (AUTH, HELLO, QUIT)
-	flagFast                          // O(1) or O(items)
-	flagLoading                       // allowed while loading
-	flagAllKeys                       // changes every key (FLUSHALL, FLUSHDB): invalidates every cache
-	flagTxControl                     // runs at once inside MULTI (EXEC, DISCARD, MULTI, QUIT)
+	flagWrite     cmdFlags = 1 << iota // changes the keyspace
+	flagReadonly                       // reads keys
+	flagAdmin                          // server administration
+	flagNoAuth                         // allowed before AUTH (AUTH, HELLO, QUIT)
+	flagFast                           // O(1) or O(items)
+	flagLoading                        // allowed while loading
+	flagAllKeys                        // changes every key (FLUSHALL, FLUSHDB): invalidates every cache
+	flagTxControl                      // runs at once inside MULTI (EXEC, DISCARD, MULTI, QUIT)
 )
 
 // command is one entry of the command table. Arity follows Redis: n > 0
