@@ -148,7 +148,13 @@ func (c *conn) check(args [][]byte) *command {
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
-		c.errorReply(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		msg := "wrong number of arguments for '" + cmd.name + "' command"
+		if cmd.name == "exec" { // Redis answers so even outside MULTI
+			c.tx = nil
+			c.errorReply(cmd, "EXECABORT Transaction discarded because of: "+msg)
+			return nil
+		}
+		c.errorReply(cmd, "ERR "+msg)
 		return nil
 	}
 	if !c.authed && cmd.flags&flagNoAuth == 0 {

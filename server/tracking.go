@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,7 @@ func (t *tracker) enable(c *conn, st trackState) {
 	if st.bcast && len(st.prefixes) == 0 {
 		st.prefixes = []string{""}
 	}
+	slices.Sort(st.prefixes) // CLIENT TRACKINGINFO lists them in order, as Redis's radix tree
 	c.trk = st
 	if st.bcast {
 		t.bcast[c.id] = c
@@ -231,7 +233,8 @@ func (c *conn) afterCommand(cmd *command, args [][]byte) {
 	if cmd.flags&flagReadonly != 0 && !skip {
 		t.remember(c, cmd.keysOf(args))
 	}
-	if c.tx == nil && !c.inExec && cmd.name != "client|caching" {
+	// As Redis: CLIENT's subcommands and a transaction keep it.
+	if c.tx == nil && !c.inExec && !strings.HasPrefix(cmd.name, "client|") {
 		c.trk.caching = false
 	}
 }
