@@ -143,4 +143,3 @@ func cachedExists(t *testing.T, c rueidis.Client, addr string) {
 		time.Sleep(time.Duration(min(i, 20)) * time.Millisecond)
 	}
 }
-
