@@ -46,6 +46,7 @@ type header struct {
 	n                         uint64
 	p                         float64
 	count                     uint64
+	bpe                       float64 // layout 3 only: bytes 28–31 and 56–59
 }
 
 func (h *header) marshal() []byte {
@@ -60,6 +61,11 @@ func (h *header) marshal() []byte {
 	le.PutUint64(b[32:], h.n)
 	le.PutUint64(b[40:], math.Float64bits(h.p))
 	le.PutUint64(b[48:], h.count)
+	if Layout(h.layout) == RedisBloom { // never keyed: the key check's room holds the low half
+		bpe := math.Float64bits(h.bpe)
+		le.PutUint32(b[28:], uint32(bpe))
+		le.PutUint32(b[56:], uint32(bpe>>32))
+	}
 	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
 	return b
 }
@@ -80,7 +86,13 @@ func parseHeader(b []byte) (header, error) {
 		m: le.Uint64(b[16:]), k: le.Uint32(b[24:]), keyCheck: le.Uint32(b[28:]),
 		n: le.Uint64(b[32:]), p: math.Float64frombits(le.Uint64(b[40:])), count: le.Uint64(b[48:]),
 	}
-	if b[14] != 0 || b[15] != 0 || le.Uint32(b[56:]) != 0 || h.flags&^flagKeyed != 0 {
+	if Layout(h.layout) == RedisBloom {
+		h.bpe = math.Float64frombits(uint64(le.Uint32(b[56:]))<<32 | uint64(h.keyCheck))
+		h.keyCheck = 0
+	} else if le.Uint32(b[56:]) != 0 {
+		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
+	}
+	if b[14] != 0 || b[15] != 0 || h.flags&^flagKeyed != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
 	if h.flags&flagKeyed == 0 && h.keyCheck != 0 {
@@ -95,9 +107,10 @@ func (f *Filter) header() header {
 		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
 		m: f.m(), k: f.k, n: f.n, p: f.p, count: f.Inserted(),
 	}
-	if f.key != nil {
+	if f.ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
 	}
+	h.bpe = f.ext.bitsPerEntry()
 	return h
 }
 
@@ -185,7 +198,7 @@ func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
 // error f is left unchanged.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	c := config{maxBytes: DefaultMaxBytes, concurrent: f.concurrent}
-	c.keyed, c.key = keyConfig(f.key)
+	c.keyed, c.key = keyConfig(f.ext)
 	g, n, err := decode(r, c)
 	if err != nil {
 		return n, err
@@ -196,9 +209,9 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 
 // readerConfig is the decoding configuration of a receiver with the given
 // key and concurrency mode, at the default size limit.
-func readerConfig(key *sipKey, concurrent bool) config {
+func readerConfig(e *filterExt, concurrent bool) config {
 	c := config{maxBytes: DefaultMaxBytes, concurrent: concurrent}
-	c.keyed, c.key = keyConfig(key)
+	c.keyed, c.key = keyConfig(e)
 	return c
 }
 
@@ -208,7 +221,7 @@ func readerConfig(key *sipKey, concurrent bool) config {
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	var g Filter
-	g.concurrent, g.key = f.concurrent, f.key
+	g.concurrent, g.ext = f.concurrent, f.ext
 	if _, err := g.ReadFrom(r); err != nil {
 		return err
 	}
@@ -327,11 +340,13 @@ func checkPayloadSize(r io.Reader, size uint64, c config) error {
 
 func checkHash(h header, c config) error {
 	keyed := h.flags&flagKeyed != 0
+	rb := Layout(h.layout) == RedisBloom
 	switch {
-	case HashID(h.hash) == HashXXH3 && !keyed:
-	case HashID(h.hash) == HashSipHash && keyed:
+	case HashID(h.hash) == HashXXH3 && !keyed && !rb:
+	case HashID(h.hash) == HashSipHash && keyed && !rb:
+	case HashID(h.hash) == HashMurmur64A && !keyed && rb:
 	default:
-		return fmt.Errorf("%w: unsupported hash %s (keyed=%v)", ErrFormat, HashID(h.hash), keyed)
+		return fmt.Errorf("%w: unsupported hash %s (keyed=%v) for layout %s", ErrFormat, HashID(h.hash), keyed, Layout(h.layout))
 	}
 	switch {
 	case keyed && !c.keyed:

@@ -19,7 +19,8 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // arrives and the last one holds as many items as its capacity.
 //
 // The error budget: sub-filter 0 gets p·f (the first share, default 0.9),
-// sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5).
+// sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5);
+// the one sub-filter of a non-scaling filter gets all of it, p.
 // With f = 1−r this is the textbook split p·(1−r)·r^i; RedisBloom uses
 // f = r = 0.5 (WithRedisBloomSplit). The default f = 0.9 keeps a
 // filter that never grows within 5% of a Filter of the same n and p (the
@@ -28,8 +29,12 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // about 3.3 more bits per item in them. docs/BENCHMARKS.md has figures.
 //
 // With WithRedisBloomSplit the growth and counting rules are exactly
-// RedisBloom's: first sub-filter at p/2, each next one with capacity ×
-// expansion and error × 0.5, the count growing only for new items; BF.INFO's
+// RedisBloom's: first sub-filter at p/2 (at p when non-scaling), each
+// next one with capacity × expansion and error × 0.5, the count growing
+// only for new items; in the RedisBloom layout (WithLayout(RedisBloom),
+// which implies the split) the sub-filters are RedisBloom's own, bit for
+// bit, and may be more than MaxSubFilters, as many as RedisBloom's error
+// halving allows (about 1,070). BF.INFO's
 // Capacity, Number of filters, Number of items inserted and Expansion rate
 // come out the same for the same commands. (Those counters do not depend on
 // the error split, so they match in the default mode too.)
@@ -65,6 +70,7 @@ type growthParams struct {
 	r        float64 // tightening ratio
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
+	rbGrowth uint32  // RedisBloom layout: its dump's growth field (s, unless non-scaling)
 }
 
 // sharedParams interns growthParams, up to maxSharedParams distinct
@@ -102,7 +108,10 @@ type Growth struct {
 	_ struct{} // forces named fields
 
 	// Expansion is the capacity growth factor s of each next sub-filter.
-	// default: 2.
+	// default: 2. A non-scaling filter ignores it, except in the
+	// RedisBloom layout, which records it as given (0 included) where
+	// RedisBloom records its EXPANSION: the growth field of the dump
+	// header (BF.RESERVE's default there is 2).
 	Expansion uint64
 	// NonScaling makes the filter refuse new items beyond its capacity
 	// with ErrFull instead of growing. default: false.
@@ -124,8 +133,24 @@ const (
 	DefaultFirstShare = 0.9
 )
 
-// MaxSubFilters bounds the number of sub-filters of a Scalable filter.
+// MaxSubFilters bounds the number of sub-filters of a Scalable filter,
+// except in the RedisBloom layout, which has RedisBloom's bound: the
+// error rate, halved with each sub-filter, must stay above 0 (so at most
+// maxRedisBloomLinks).
 const MaxSubFilters = 64
+
+// maxRedisBloomLinks bounds the sub-filters of a RedisBloom-layout
+// filter: the first one's error is below 1, each next one's half the
+// last, and an error that reaches 0 (below 2^-1075) cannot be made.
+const maxRedisBloomLinks = 1075
+
+// maxSubFilters is the bound on the sub-filters of a filter in layout l.
+func maxSubFilters(l Layout) int {
+	if l == RedisBloom {
+		return maxRedisBloomLinks
+	}
+	return MaxSubFilters
+}
 
 // MaxExpansion bounds the growth factor of a Scalable filter: each
 // sub-filter at most 2^32 times the capacity of the one before
@@ -136,18 +161,22 @@ const MaxExpansion = 1 << 32
 // compound false-positive rate p. Options: the growth rule (WithExpansion,
 // WithNonScaling, WithTightening, WithFirstShare, WithRedisBloomSplit,
 // WithGrowth) and the sub-filters' (WithLayout, WithKey, WithMaxBytes,
-// WithConcurrent).
+// WithConcurrent). The RedisBloom layout implies WithRedisBloomSplit, and
+// its expansion is at most 2^32−1 (RedisBloom's is a 32-bit field).
 func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
-	exp, r, f, err := c.growth.resolve()
+	if err := c.checkLayout(c.layout); err != nil {
+		return nil, err
+	}
+	prm, err := c.growthParams(p)
 	if err != nil {
 		return nil, err
 	}
-	s := &Scalable{prm: params(growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes})}
-	sz, err := s.subSize(growthRule{n0, p, exp, r, f}, c.layout, 0, 0)
+	s := &Scalable{prm: params(prm)}
+	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, c.layout, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +185,33 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	}
 	s.one[0] = &s.first
 	return s, nil
+}
+
+// growthParams are the growth parameters of a filter at compound rate p
+// made with c: its growth rule resolved (the RedisBloom layout implying
+// RedisBloom's split), its size limit, and the growth field of its
+// RedisBloom dump header.
+func (c config) growthParams(p float64) (growthParams, error) {
+	g := c.growth
+	if c.layout == RedisBloom {
+		g.RedisBloom = true
+	}
+	exp, r, f, err := g.resolve()
+	if err != nil {
+		return growthParams{}, err
+	}
+	prm := growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes}
+	if c.layout == RedisBloom {
+		rb := exp
+		if g.NonScaling {
+			rb = g.Expansion
+		}
+		if rb > math.MaxUint32 {
+			return growthParams{}, fmt.Errorf("bloom: expansion %d above RedisBloom's maximum %d", rb, uint32(math.MaxUint32))
+		}
+		prm.rbGrowth = uint32(rb)
+	}
+	return prm, nil
 }
 
 // resolve fills in so's defaults and checks them: the expansion (0 when
@@ -206,20 +262,38 @@ func (s *Scalable) rule() growthRule {
 	return growthRule{s.filters()[0].n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
 }
 
-// sub returns capacity and rate of sub-filter i.
+// sub returns capacity and rate of sub-filter i. The one sub-filter of a
+// non-scaling filter gets the whole rate p. RedisBloom's split
+// (f = r = 0.5) halves the rate from one sub-filter to the next, as
+// RedisBloom computes it: p/2, then each the last × 0.5.
 func (g growthRule) sub(i int) (uint64, float64) {
-	capacity := g.n0
-	for range i {
-		if capacity > math.MaxUint64/max(g.s, 1) {
-			capacity = math.MaxUint64
-			break
+	capacity := g.subCap(i)
+	switch {
+	case g.s == 0:
+		return capacity, g.p
+	case g.f == 0.5 && g.r == 0.5:
+		q := g.p * 0.5
+		for range i {
+			q *= 0.5
 		}
-		capacity *= max(g.s, 1)
-	}
-	if i == 0 {
+		return capacity, q
+	case i == 0:
 		return capacity, g.p * g.f
 	}
 	return capacity, g.p * (1 - g.f) * (1 - g.r) * math.Pow(g.r, float64(i-1))
+}
+
+// subCap is the capacity n0·s^i of sub-filter i, math.MaxUint64 if that
+// does not fit.
+func (g growthRule) subCap(i int) uint64 {
+	capacity := g.n0
+	for range i {
+		if capacity > math.MaxUint64/max(g.s, 1) {
+			return math.MaxUint64
+		}
+		capacity *= max(g.s, 1)
+	}
+	return capacity
 }
 
 // capacity is the total capacity of sub-filters 0 … m−1, and whether it
@@ -228,7 +302,7 @@ func (g growthRule) sub(i int) (uint64, float64) {
 func (g growthRule) capacity(m int) (uint64, bool) {
 	var total uint64
 	for i := range m {
-		n, _ := g.sub(i)
+		n := g.subCap(i)
 		if total += n; total > math.MaxInt64 || total < n {
 			return total, false
 		}
@@ -240,11 +314,11 @@ func (g growthRule) capacity(m int) (uint64, bool) {
 // may exist and that the chain, at bytes before it, stays within
 // s.prm.maxBytes.
 func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Sizing, error) {
-	if i >= MaxSubFilters {
-		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
+	if limit := maxSubFilters(layout); i >= limit {
+		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, limit)
 	}
 	n, p := g.sub(i)
-	if p < 1e-300 {
+	if p < 1e-300 && (layout != RedisBloom || p == 0) { // RedisBloom sizes any rate above 0
 		return Sizing{}, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}
 	sz, err := Size(n, p, layout)
@@ -274,7 +348,9 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.key = first.key
+	if first.ext.keyed() {
+		f.ext = first.ext // one key for all
+	}
 	return f, nil
 }
 
