@@ -50,4 +50,3 @@ func murmur64A(b []byte, seed uint64) uint64 {
 	h ^= h >> r
 	return h
 }
-

@@ -41,20 +41,10 @@ func (l Layout) maxK() uint32 {
 }
 
 // redisBloomBPE is RedisBloom's bits per entry for error rate p,
-// |−ln p / ln²2|, computed with Go's logarithm (which may differ from
-// the C library's in the last bit).
+// |−ln p / ln²2|, with the correctly rounded logarithm (lnRounded), which
+// is glibc's for all but about 0.03% of rates.
 func redisBloomBPE(p float64) float64 {
-	return math.Abs(-(logNormal(p) / rbLn2Squared))
-}
-
-// logNormal is math.Log, also right for subnormal x: Go's assembly
-// logarithm on amd64 and s390x does not normalise them (golang/go#56600:
-// math.Log(5e-324) gives −709.1, not −744.4).
-func logNormal(x float64) float64 {
-	if x > 0 && x < 0x1p-1022 {
-		return math.Log(x*0x1p54) - 54*math.Ln2
-	}
-	return math.Log(x)
+	return math.Abs(-(lnRounded(p) / rbLn2Squared))
 }
 
 // redisBloomHashes is RedisBloom's probe count for bits per entry bpe,

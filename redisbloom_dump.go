@@ -22,6 +22,13 @@ const (
 	rbLinkSize  = 53 // bytes per sub-filter
 )
 
+// RedisBloom's memory per chain and per sub-filter on 64-bit hosts (its
+// SBChain and SBLink structures), which BF.INFO's Size counts.
+const (
+	rbChainMem = 32
+	rbLinkMem  = 64
+)
+
 // RedisBloom's filter options (bloom.h).
 const (
 	rbOptNoRound    = 1 // sized as n·bpe bits, not a power of two

@@ -487,12 +487,25 @@ type ScalableInfo struct {
 	Items      uint64 // items inserted
 	Expansion  uint64 // growth factor; 0 when non-scaling
 	NonScaling bool
+	// RedisBloomSize is BF.INFO's Size as RedisBloom computes it (its
+	// memory usage on 64-bit hosts): 32 bytes of chain, 64 per
+	// sub-filter, and the bit arrays. In the RedisBloom layout it is
+	// RedisBloom's figure for the same filter (4056 after BF.RESERVE k
+	// 0.001 2000).
+	RedisBloomSize uint64
 }
 
 // Info returns the filter's summary.
 func (s *Scalable) Info() ScalableInfo {
-	return ScalableInfo{Capacity: s.Cap(), Bytes: s.Bytes(), Filters: s.NumFilters(),
-		Items: s.Count(), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
+	fs := s.filters()
+	in := ScalableInfo{Filters: len(fs), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
+	for _, f := range fs {
+		in.Capacity += f.Cap()
+		in.Bytes += f.Bytes()
+		in.Items += f.Inserted()
+	}
+	in.RedisBloomSize = rbChainMem + rbLinkMem*uint64(in.Filters) + in.Bytes
+	return in
 }
 
 // EstimatedFPR is the compound false-positive rate the filter has now,
