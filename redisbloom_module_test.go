@@ -253,10 +253,10 @@ func (c rbCase) newScalable(t *testing.T) *Scalable {
 var rbCases = []rbCase{
 	{n: 100, p: 0.01, items: 0},
 	{n: 100, p: 0.01, items: 50},
-	{n: 100, p: 0.01, items: 3000},             // 5 sub-filters
-	{n: 1000, p: 0.001, exp: 4, items: 30000},  // 3 sub-filters
-	{n: 10, p: 0.1, exp: 1, items: 200},        // growth 1: 20 sub-filters of 10
-	{n: 7, p: 0.0001, items: 2000},             // 9 sub-filters
+	{n: 100, p: 0.01, items: 3000},            // 5 sub-filters
+	{n: 1000, p: 0.001, exp: 4, items: 30000}, // 3 sub-filters
+	{n: 10, p: 0.1, exp: 1, items: 200},       // growth 1: 20 sub-filters of 10
+	{n: 7, p: 0.0001, items: 2000},            // 9 sub-filters
 	{n: 2000, p: 0.001, nonScaling: true, items: 2000},
 	{n: 50, p: 0.2, nonScaling: true, items: 40},
 	{n: 2_000_000, p: 0.01, items: 20000}, // a bit array of several MiB: one chunk
