@@ -27,6 +27,11 @@ import (
 const (
 	formatMagic   = "BLOOMERY"
 	formatVersion = 1
+	// formatVersionRB is the version of encodings in the RedisBloom
+	// layout, and only of them: version 1 plus layout 3, hash 3, and the
+	// bits per entry in bytes 28–31 and 56–59 (reserved in version 1), so
+	// that a reader of version 1 only refuses such a file by its version.
+	formatVersionRB = 2
 	headerSize    = 64
 	trailerSize   = 8
 	kindFilter    = 1
@@ -53,7 +58,7 @@ func (h *header) marshal() []byte {
 	b := make([]byte, headerSize)
 	copy(b, formatMagic)
 	le := binary.LittleEndian
-	le.PutUint16(b[8:], formatVersion)
+	le.PutUint16(b[8:], h.version())
 	b[10], b[11], b[12], b[13] = h.kind, h.layout, h.hash, h.flags
 	le.PutUint64(b[16:], h.m)
 	le.PutUint32(b[24:], h.k)
@@ -70,13 +75,22 @@ func (h *header) marshal() []byte {
 	return b
 }
 
+// version is the format version of an encoding with header h: 2 in the
+// RedisBloom layout, else 1.
+func (h *header) version() uint16 {
+	if Layout(h.layout) == RedisBloom {
+		return formatVersionRB
+	}
+	return formatVersion
+}
+
 func parseHeader(b []byte) (header, error) {
 	le := binary.LittleEndian
 	if string(b[:8]) != formatMagic {
 		return header{}, fmt.Errorf("%w: bad magic %q", ErrFormat, b[:8])
 	}
-	if v := le.Uint16(b[8:]); v != formatVersion {
-		return header{}, fmt.Errorf("%w: format version %d, this reader supports %d", ErrFormat, v, formatVersion)
+	if v := le.Uint16(b[8:]); v != formatVersion && v != formatVersionRB {
+		return header{}, fmt.Errorf("%w: format version %d, this reader supports %d and %d", ErrFormat, v, formatVersion, formatVersionRB)
 	}
 	if got, want := crc32.Checksum(b[:60], castagnoli), le.Uint32(b[60:]); got != want {
 		return header{}, fmt.Errorf("%w: header CRC %08x, stored %08x", ErrChecksum, got, want)
@@ -85,6 +99,9 @@ func parseHeader(b []byte) (header, error) {
 		kind: b[10], layout: b[11], hash: b[12], flags: b[13],
 		m: le.Uint64(b[16:]), k: le.Uint32(b[24:]), keyCheck: le.Uint32(b[28:]),
 		n: le.Uint64(b[32:]), p: math.Float64frombits(le.Uint64(b[40:])), count: le.Uint64(b[48:]),
+	}
+	if v := le.Uint16(b[8:]); v != h.version() {
+		return header{}, fmt.Errorf("%w: format version %d with layout %d (version %d has layout 3 and only it)", ErrFormat, v, h.layout, formatVersionRB)
 	}
 	if Layout(h.layout) == RedisBloom {
 		h.bpe = math.Float64frombits(uint64(le.Uint32(b[56:]))<<32 | uint64(h.keyCheck))

@@ -211,7 +211,7 @@ func (l *rbLink) checkIntegrity() error {
 		return fmt.Errorf("n2 = %d above 63", l.n2)
 	case l.n2 != 0 && l.bits < 1<<l.n2:
 		return fmt.Errorf("%d bits below 2^n2 = 2^%d", l.bits, l.n2)
-	case l.bits == 0 || l.bits != l.bytes*8:
+	case l.bits == 0 || l.bytes > math.MaxUint64/8 || l.bits != l.bytes*8: // RedisBloom's bytes·8 may wrap
 		return fmt.Errorf("%d bits for %d bytes", l.bits, l.bytes)
 	case l.hashes != redisBloomHashes(l.bpe) || l.hashes == 0:
 		return fmt.Errorf("%d hashes for %v bits per entry", l.hashes, l.bpe)

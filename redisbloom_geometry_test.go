@@ -204,3 +204,84 @@ func (m *rbModule) recordGeometry(t *testing.T) {
 	}
 	t.Logf("recorded %s", rbGeometryFile)
 }
+
+// RedisBloom's bits for single items, recorded like the geometry into
+// testdata/redisbloom_bits.txt: for each item, the bits (LSB-first bit
+// numbers of the dump) that BF.ADD sets in a new filter of
+// BF.RESERVE key 0.001 1000 NONSCALING (14400 bits, 10 hashes).
+const rbBitsFile = "testdata/redisbloom_bits.txt"
+
+// rbBitsItems are the recorded items: every tail length of MurmurHash64A
+// (0 to 7 bytes after whole 8-byte blocks), binary bytes, a long item.
+func rbBitsItems() []string {
+	const abc = "abcdefghijklmnopqrstuvwxyz"
+	items := []string{"apple", "banana", "cherry", "\x00", "\xff\xfe\x80\x00\x01", strings.Repeat("bloomery", 13)}
+	for n := 0; n <= 17; n++ {
+		items = append(items, abc[:n])
+	}
+	return items
+}
+
+// TestRedisBloomModuleBits checks the recorded bits against the module of
+// $BLOOMERY_REDISBLOOM, or records them with BLOOMERY_REDISBLOOM_RECORD=1.
+func TestRedisBloomModuleBits(t *testing.T) {
+	m := startRedisBloom(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# RedisBloom's bits per item, recorded from RedisBloom (module version %d) by\n", m.version)
+	fmt.Fprintf(&b, "# %s=<module.so> %s=1 go test -run TestRedisBloomModuleBits .\n", redisBloomEnv, rbGeometryRecordEnv)
+	b.WriteString("# Each row: the item in hex (- when empty), then the bits BF.ADD sets in a new\n")
+	b.WriteString("# BF.RESERVE key 0.001 1000 NONSCALING filter (bit x: byte x/8, mask 1<<(x%8)).\n")
+	for _, it := range rbBitsItems() {
+		m.do(t, "BF.RESERVE", "bits", "0.001", 1000, "NONSCALING")
+		m.do(t, "BF.ADD", "bits", it)
+		chunks := m.scanDump(t, "bits")
+		m.do(t, "DEL", "bits")
+		fmt.Fprintln(&b, rbBitsRow(it, setBits(chunks[1].data)))
+	}
+	if os.Getenv(rbGeometryRecordEnv) == "1" {
+		if err := os.WriteFile(rbBitsFile, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("recorded %s", rbBitsFile)
+		return
+	}
+	want, err := os.ReadFile(rbBitsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dataLines(b.String()); got != dataLines(string(want)) {
+		t.Errorf("RedisBloom %d sets other bits than recorded:\n%s", m.version, got)
+	}
+}
+
+// setBits lists the set bits of b, LSB first within each byte.
+func setBits(b []byte) []uint64 {
+	var out []uint64
+	for i, c := range b {
+		for j := range 8 {
+			if c&(1<<j) != 0 {
+				out = append(out, uint64(8*i+j))
+			}
+		}
+	}
+	return out
+}
+
+func rbBitsRow(item string, bits []uint64) string {
+	h := fmt.Sprintf("%x", item)
+	if h == "" {
+		h = "-"
+	}
+	return h + " " + strings.Trim(fmt.Sprint(bits), "[]")
+}
+
+// dataLines is text without its comment lines.
+func dataLines(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}

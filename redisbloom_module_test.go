@@ -259,5 +259,6 @@ var rbCases = []rbCase{
 	{n: 7, p: 0.0001, items: 2000},            // 9 sub-filters
 	{n: 2000, p: 0.001, nonScaling: true, items: 2000},
 	{n: 50, p: 0.2, nonScaling: true, items: 40},
-	{n: 2_000_000, p: 0.01, items: 20000}, // a bit array of several MiB: one chunk
+	{n: 2_000_000, p: 0.01, items: 20000},  // a bit array of 2.5 MiB: one chunk
+	{n: 20_000_000, p: 0.01, items: 20000}, // 25 MiB: two chunks
 }

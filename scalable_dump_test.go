@@ -535,6 +535,7 @@ func FuzzLoadScalableHeader(f *testing.F) {
 		grownScalable(f, 400, Growth{RedisBloom: true, Expansion: 3}, WithLayout(Classic)),
 		grownScalable(f, 60, Growth{}, WithKey(fuzzKey)),
 		grownScalable(f, 50, Growth{NonScaling: true}, WithLayout(Classic)),
+		grownScalable(f, 200, Growth{Expansion: 3}, WithLayout(RedisBloom)),
 	} {
 		h := s.DumpHeader()
 		f.Add(h)
