@@ -30,13 +30,14 @@ const (
 	// formatVersionRB is the version of encodings in the RedisBloom
 	// layout, and only of them: version 1 plus layout 3, hash 3, and the
 	// bits per entry in bytes 28–31 and 56–59 (reserved in version 1), so
-	// that a reader of version 1 only refuses such a file by its version.
+	// that a version-1 reader refuses such a file as a newer version, not
+	// as a corrupt one.
 	formatVersionRB = 2
-	headerSize    = 64
-	trailerSize   = 8
-	kindFilter    = 1
-	flagKeyed     = 1
-	chunkBytes    = 1 << 20 // payload I/O unit
+	headerSize      = 64
+	trailerSize     = 8
+	kindFilter      = 1
+	flagKeyed       = 1
+	chunkBytes      = 1 << 20 // payload I/O unit
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
