@@ -22,10 +22,11 @@ const (
 	// its sizing (bits per entry −ln p / ln²2, k = ⌈ln 2 · bpe⌉). Such a
 	// filter has RedisBloom's false-positive rate, not Bloomery's
 	// guarantee: no margin, and double hashing that degenerates for some
-	// items, so it can miss its target p (docs/BENCHMARKS.md measures by
-	// how much; docs/DESIGN.md §4 says why). Use it for compatibility
-	// only. A Scalable filter in this layout grows by RedisBloom's rules
-	// (WithRedisBloomSplit is implied).
+	// items, so small filters miss their target p (2.7× at p = 1e-4 and
+	// 100 items; docs/DESIGN.md §10 has the figures). Use it for
+	// compatibility only. A Scalable filter in this layout grows by
+	// RedisBloom's rules (WithRedisBloomSplit is implied), and its dump
+	// (DumpChunk) is RedisBloom's BF.SCANDUMP.
 	RedisBloom Layout = 3
 )
 

@@ -8,7 +8,8 @@ import (
 
 // The RedisBloom layout (layout 3): RedisBloom's sizing and bit
 // placement, so that a filter answers exactly as RedisBloom's does,
-// false positives included (docs/FORMAT.md, "RedisBloom layout").
+// false positives included (docs/DESIGN.md §10; the bytes: docs/FORMAT.md,
+// "RedisBloom layout").
 //
 // Sizing (RedisBloom's bloom_init with its options FORCE64|NOROUND): bits
 // per entry bpe = −ln p / ln²2; bits = ⌊n·bpe⌋ (at least 1) rounded up

@@ -191,13 +191,14 @@ func (m *rbModule) geometry(t *testing.T, p float64, n uint64) rbGeometryRow {
 
 // recordGeometry writes the table of rbGeometryCandidates from m.
 func (m *rbModule) recordGeometry(t *testing.T) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# RedisBloom's sub-filter geometry, recorded from RedisBloom (module version %d) by\n", m.version)
-	fmt.Fprintf(&b, "# %s=<module.so> %s=1 go test -run TestRedisBloomModuleGeometry .\n", redisBloomEnv, rbGeometryRecordEnv)
-	b.WriteString("# Each row: BF.RESERVE key <error> <capacity> NONSCALING, then the sub-filter of\n")
-	b.WriteString("# BF.SCANDUMP key 0. Columns: error capacity bytes bits hashes bits-per-entry (IEEE 754 bits).\n")
+	if m.version >= 80000 {
+		t.Fatalf("record the geometry with RedisBloom 2.x: %d caps error rates above 0.25", m.version)
+	}
+	b := m.recordingHead("sub-filter geometry", "TestRedisBloomModuleGeometry",
+		"# Each row: BF.RESERVE key <error> <capacity> NONSCALING, then the sub-filter of\n"+
+			"# BF.SCANDUMP key 0. Columns: error capacity bytes bits hashes bits-per-entry (IEEE 754 bits).\n")
 	for _, c := range rbGeometryCandidates() {
-		fmt.Fprintln(&b, m.geometry(t, c[0], uint64(c[1])))
+		fmt.Fprintln(b, m.geometry(t, c[0], uint64(c[1])))
 	}
 	if err := os.WriteFile(rbGeometryFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -226,17 +227,15 @@ func rbBitsItems() []string {
 // $BLOOMERY_REDISBLOOM, or records them with BLOOMERY_REDISBLOOM_RECORD=1.
 func TestRedisBloomModuleBits(t *testing.T) {
 	m := startRedisBloom(t)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# RedisBloom's bits per item, recorded from RedisBloom (module version %d) by\n", m.version)
-	fmt.Fprintf(&b, "# %s=<module.so> %s=1 go test -run TestRedisBloomModuleBits .\n", redisBloomEnv, rbGeometryRecordEnv)
-	b.WriteString("# Each row: the item in hex (- when empty), then the bits BF.ADD sets in a new\n")
-	b.WriteString("# BF.RESERVE key 0.001 1000 NONSCALING filter (bit x: byte x/8, mask 1<<(x%8)).\n")
+	b := m.recordingHead("bits per item", "TestRedisBloomModuleBits",
+		"# Each row: the item in hex (- when empty), then the bits BF.ADD sets in a new\n"+
+			"# BF.RESERVE key 0.001 1000 NONSCALING filter (bit x: byte x/8, mask 1<<(x%8)).\n")
 	for _, it := range rbBitsItems() {
 		m.do(t, "BF.RESERVE", "bits", "0.001", 1000, "NONSCALING")
 		m.do(t, "BF.ADD", "bits", it)
 		chunks := m.scanDump(t, "bits")
 		m.do(t, "DEL", "bits")
-		fmt.Fprintln(&b, rbBitsRow(it, setBits(chunks[1].data)))
+		fmt.Fprintln(b, rbBitsRow(it, setBits(chunks[1].data)))
 	}
 	if os.Getenv(rbGeometryRecordEnv) == "1" {
 		if err := os.WriteFile(rbBitsFile, []byte(b.String()), 0o644); err != nil {
@@ -252,6 +251,16 @@ func TestRedisBloomModuleBits(t *testing.T) {
 	if got := dataLines(b.String()); got != dataLines(string(want)) {
 		t.Errorf("RedisBloom %d sets other bits than recorded:\n%s", m.version, got)
 	}
+}
+
+// recordingHead starts a recorded file: what it is, where from, the
+// command that records it again, and what its rows are.
+func (m *rbModule) recordingHead(what, test, rows string) *strings.Builder {
+	b := new(strings.Builder)
+	fmt.Fprintf(b, "# RedisBloom's %s, recorded from RedisBloom (module version %d) by\n", what, m.version)
+	fmt.Fprintf(b, "# %s=<module.so> %s=1 go test -run %s .\n", redisBloomEnv, rbGeometryRecordEnv, test)
+	b.WriteString(rows)
+	return b
 }
 
 // setBits lists the set bits of b, LSB first within each byte.

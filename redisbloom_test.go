@@ -220,3 +220,23 @@ func TestRedisBloomRoundTrips(t *testing.T) {
 		t.Fatalf("Filter round trip: %v, %+v (was %+v)", err, g.Sizing(), f.Sizing())
 	}
 }
+
+// TestRedisBloomGrowthReported: Growth, InitialCap and TargetFPR make a
+// filter with the same RedisBloom dump header (growth field included).
+func TestRedisBloomGrowthReported(t *testing.T) {
+	for _, g := range []Growth{{}, {Expansion: 5}, {NonScaling: true}, {NonScaling: true, Expansion: 2}} {
+		s, err := NewScalable(100, 0.02, WithLayout(RedisBloom), WithGrowth(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := NewScalable(s.InitialCap(), s.TargetFPR(), WithLayout(RedisBloom), WithGrowth(s.Growth()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.RedisBloomHeader()
+		b, _ := again.RedisBloomHeader()
+		if !bytes.Equal(a, b) {
+			t.Errorf("%+v: remade from Growth() %+v, the header differs:\n %x\n %x", g, s.Growth(), a, b)
+		}
+	}
+}
