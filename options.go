@@ -27,7 +27,10 @@ type config struct {
 func (c config) ext(s Sizing) *filterExt {
 	switch {
 	case s.Layout == RedisBloom:
-		return &filterExt{id: HashMurmur64A, bpe: s.bitsPerEntry()}
+		if e := redisBloomRate(s.P); s.BPE == 0 || s.BPE == e.ext.bpe {
+			return &e.ext // shared: it never changes
+		}
+		return &filterExt{id: HashMurmur64A, bpe: s.BPE}
 	case c.keyed:
 		k0, k1 := keyWords(c.key)
 		return &filterExt{id: HashSipHash, k0: k0, k1: k1}

@@ -41,13 +41,6 @@ func (l Layout) maxK() uint32 {
 	return MaxK
 }
 
-// redisBloomBPE is RedisBloom's bits per entry for error rate p,
-// |−ln p / ln²2|, with the correctly rounded logarithm (lnRounded), which
-// is glibc's for all but about 0.03% of rates.
-func redisBloomBPE(p float64) float64 {
-	return math.Abs(-(lnRounded(p) / rbLn2Squared))
-}
-
 // redisBloomHashes is RedisBloom's probe count for bits per entry bpe,
 // ⌈ln 2 · bpe⌉, or 0 when that is not a probe count (bpe not finite and
 // positive, or above any RedisBloom geometry's).

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"sync"
+	"sync/atomic"
 )
 
 // RedisBloom computes its bits per entry with the C library's log, and
@@ -14,6 +15,37 @@ import (
 // itself errs by up to 0.52 units in the last place). So Bloomery takes
 // the correctly rounded one, and carries the bits per entry RedisBloom
 // recorded with every filter it imports (docs/DESIGN.md §10).
+
+// bpeCache memoises RedisBloom's bits per entry per rate, as sizeCache
+// memoises Size: a server makes filters at the same few rates over and
+// over, and the logarithm costs microseconds. Direct-mapped slots of
+// immutable entries behind atomic pointers: no lock, bounded memory, a
+// miss overwrites its slot. Each entry also holds the filterExt that
+// filters of that rate share.
+var bpeCache [1 << bpeCacheBits]atomic.Pointer[bpeEntry]
+
+const bpeCacheBits = 8
+
+type bpeEntry struct {
+	p   float64
+	ext filterExt // HashMurmur64A with p's bits per entry; never changed
+}
+
+// redisBloomRate returns the memoised entry of error rate p.
+func redisBloomRate(p float64) *bpeEntry {
+	slot := &bpeCache[math.Float64bits(p)*0x9e3779b97f4a7c15>>(64-bpeCacheBits)]
+	if e := slot.Load(); e != nil && e.p == p {
+		return e
+	}
+	e := &bpeEntry{p: p, ext: filterExt{id: HashMurmur64A, bpe: math.Abs(-(lnRounded(p) / rbLn2Squared))}}
+	slot.Store(e)
+	return e
+}
+
+// redisBloomBPE is RedisBloom's bits per entry for error rate p,
+// |−ln p / ln²2|, with the correctly rounded logarithm (lnRounded), which
+// is glibc's for all but about 0.03% of rates.
+func redisBloomBPE(p float64) float64 { return redisBloomRate(p).ext.bpe }
 
 // lnPrec is the working precision of lnRounded: enough that the result
 // rounds correctly unless the exact logarithm lies within about 2^-120
@@ -31,6 +63,9 @@ var ln2Big = sync.OnceValue(func() *big.Float {
 // nearest float64 (see lnPrec), subnormal x included. It takes a few
 // microseconds: it is for sizing, not for a hot path.
 func lnRounded(x float64) float64 {
+	if !(x > 0 && x <= math.MaxFloat64) {
+		return math.Log(x) // −Inf, NaN or +Inf: the series would not end
+	}
 	frac, exp := math.Frexp(x) // x = frac·2^exp, frac in [0.5, 1)
 	if frac < math.Sqrt2/2 {
 		frac, exp = frac*2, exp-1 // frac in [1/√2, √2): |z| ≤ 0.172 below

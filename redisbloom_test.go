@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,6 +219,20 @@ func TestRedisBloomRoundTrips(t *testing.T) {
 	g, err := Load(bytes.NewReader(data))
 	if err != nil || g.Sizing() != f.Sizing() || !g.TestString("apple") || g.HashID() != HashMurmur64A {
 		t.Fatalf("Filter round trip: %v, %+v (was %+v)", err, g.Sizing(), f.Sizing())
+	}
+	path := filepath.Join(t.TempDir(), "rb.bloom")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []func() (*File, error){
+		func() (*File, error) { return OpenAny(path) }, // memory-mapped
+		func() (*File, error) { return LoadAny(bytes.NewReader(data)) },
+	} {
+		file, err := open()
+		if err != nil || file.Filter.Sizing() != f.Sizing() || !file.Filter.TestString("apple") || file.Filter.TestString("pear") {
+			t.Fatalf("a RedisBloom-layout file opened: %v", err)
+		}
+		file.Filter.Close()
 	}
 }
 

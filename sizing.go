@@ -95,7 +95,7 @@ func Size(n uint64, p float64, layout Layout) (Sizing, error) {
 		return Sizing{}, err
 	}
 	if layout == RedisBloom {
-		return redisBloomSize(n, p)
+		return redisBloomSize(n, p) // microseconds once per rate, then nanoseconds (bpeCache)
 	}
 	if layout != Blocked && layout != Classic {
 		return Sizing{}, fmt.Errorf("%w: %d", ErrInvalidLayout, layout)
