@@ -30,6 +30,8 @@ var dumpCases = []dumpCase{
 	{"keyed concurrent classic", 300, Growth{}, []Option{WithKey(fuzzKey), WithConcurrent(), WithLayout(Classic)}},
 	{"redisbloom x3", 900, Growth{RedisBloom: true, Expansion: 3}, nil},
 	{"nonscaling", 50, Growth{NonScaling: true}, nil},
+	{"redisbloom layout concurrent", 900, Growth{Expansion: 3}, []Option{WithLayout(RedisBloom), WithConcurrent()}},
+	{"redisbloom layout nonscaling", 50, Growth{NonScaling: true}, []Option{WithLayout(RedisBloom)}},
 }
 
 // loadOpts are the options that read c's filter back: its key and mode.
