@@ -112,10 +112,12 @@ var errRedisBloomHeader = fmt.Errorf("%w: RedisBloom dump header", ErrFormat)
 // bits, each sub-filter's integrity, the item counts), then that it is a
 // filter today's RedisBloom makes: 64-bit hashing and no power-of-two
 // sizing (older RedisBloom versions; refused with an error that says
-// so), RedisBloom's growth and sizing rules. Errors wrap ErrFormat, or
-// ErrTooLarge for bit arrays over the size limit, all before any bit
-// array is allocated. Options: WithMaxBytes (which also bounds later
-// growth), WithConcurrent; WithLayout is ignored, WithKey is an error.
+// so), RedisBloom's growth and sizing rules. Errors wrap ErrFormat (and
+// ErrInvalidLayout for the filters of older versions), or ErrTooLarge
+// for bit arrays over the size limit, all before any bit array is
+// allocated. Options: WithMaxBytes (which also bounds later growth),
+// WithConcurrent; WithLayout is ignored, WithKey is an error
+// (ErrInvalidLayout).
 func LoadRedisBloomHeader(b []byte, opts ...Option) (*Scalable, error) {
 	c := newConfig(opts)
 	c.layout = RedisBloom
@@ -150,6 +152,8 @@ func LoadRedisBloomHeader(b []byte, opts ...Option) (*Scalable, error) {
 // which begins with "BLOOMERY") with LoadScalableHeader or RedisBloom's
 // (RedisBloomHeader: anything else) with LoadRedisBloomHeader: the
 // header DumpChunk gives at iterator 0, for a filter of any layout.
+// (RedisBloom's header begins with its item count, which would have to be
+// about 6.4·10^18 to spell "BLOOMERY".)
 func LoadDumpHeader(b []byte, opts ...Option) (*Scalable, error) {
 	if len(b) >= len(formatMagic) && string(b[:len(formatMagic)]) == formatMagic {
 		return LoadScalableHeader(b, opts...)
