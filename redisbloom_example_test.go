@@ -19,7 +19,7 @@ func ExampleLoadDumpHeader() {
 		log.Fatal(err)
 	}
 	in := s.Info()
-	fmt.Println("BF.INFO Size:", in.RedisBloomSize)
+	fmt.Println("BF.INFO Size:", in.RedisBloomSize())
 	for i := range 5000 {
 		if _, err := s.AddString(fmt.Sprint("user:", i)); err != nil {
 			log.Fatal(err)
@@ -56,7 +56,7 @@ func ExampleLoadDumpHeader() {
 		}
 	}
 	in = t.Info()
-	fmt.Println("sub-filters:", in.Filters, "capacity:", in.Capacity, "items:", in.Items, "Size:", in.RedisBloomSize)
+	fmt.Println("sub-filters:", in.Filters, "capacity:", in.Capacity, "items:", in.Items, "Size:", in.RedisBloomSize())
 	fmt.Println(t.TestString("user:42"))
 	// Output:
 	// BF.INFO Size: 4056

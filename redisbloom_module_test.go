@@ -158,7 +158,7 @@ func goInfo(s *Scalable) map[string]int64 {
 	if in.NonScaling {
 		exp = -1
 	}
-	return map[string]int64{"Capacity": int64(in.Capacity), "Size": int64(in.RedisBloomSize),
+	return map[string]int64{"Capacity": int64(in.Capacity), "Size": int64(in.RedisBloomSize()),
 		"Number of filters": int64(in.Filters), "Number of items inserted": int64(in.Items), "Expansion rate": exp}
 }
 

@@ -87,9 +87,9 @@ func TestRedisBloomInfoSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		in, f := s.Info(), s.filters()[0]
-		if in.RedisBloomSize != c.size || f.Bytes() != c.bytes || f.Bits() != c.bits || f.K() != c.k || f.p != c.subRate {
+		if in.RedisBloomSize() != c.size || f.Bytes() != c.bytes || f.Bits() != c.bits || f.K() != c.k || f.p != c.subRate {
 			t.Errorf("n=%d p=%g nonscaling=%v: Size %d, sub-filter %d bytes %d bits k %d rate %g; RedisBloom: %d, %d, %d, %d, %g",
-				c.n, c.p, c.nonScaling, in.RedisBloomSize, f.Bytes(), f.Bits(), f.K(), f.p, c.size, c.bytes, c.bits, c.k, c.subRate)
+				c.n, c.p, c.nonScaling, in.RedisBloomSize(), f.Bytes(), f.Bits(), f.K(), f.p, c.size, c.bytes, c.bits, c.k, c.subRate)
 		}
 	}
 }

@@ -284,12 +284,14 @@ type ScalableInfo struct {
 	Items      uint64 // items inserted
 	Expansion  uint64 // growth factor; 0 when non-scaling
 	NonScaling bool
-	// RedisBloomSize is BF.INFO's Size as RedisBloom computes it (its
-	// memory usage on 64-bit hosts): 32 bytes of chain, 64 per
-	// sub-filter, and the bit arrays. In the RedisBloom layout it is
-	// RedisBloom's figure for the same filter (4056 after BF.RESERVE k
-	// 0.001 2000).
-	RedisBloomSize uint64
+}
+
+// RedisBloomSize is BF.INFO's Size as RedisBloom computes it (its memory
+// usage on 64-bit hosts): 32 bytes of chain, 64 per sub-filter, and the
+// bit arrays. For a filter in the RedisBloom layout it is RedisBloom's
+// figure for the same filter (4056 after BF.RESERVE k 0.001 2000).
+func (in ScalableInfo) RedisBloomSize() uint64 {
+	return rbChainMem + rbLinkMem*uint64(in.Filters) + in.Bytes
 }
 
 // Info returns the filter's summary.
@@ -301,7 +303,6 @@ func (s *Scalable) Info() ScalableInfo {
 		in.Bytes += f.Bytes()
 		in.Items += f.Inserted()
 	}
-	in.RedisBloomSize = rbChainMem + rbLinkMem*uint64(in.Filters) + in.Bytes
 	return in
 }
 
