@@ -25,6 +25,16 @@ func (o createOpts) growth() bloom.Growth {
 	return bloom.Growth{Expansion: o.expansion, NonScaling: o.nonScaling, RedisBloom: true}
 }
 
+// creatable refuses, as RedisBloom does, a filter it cannot make: a
+// scaling one whose first sub-filter's rate, half the filter's, is 0
+// (the rate is the smallest double).
+func (o createOpts) creatable() error {
+	if !o.nonScaling && o.rate/2 == 0 {
+		return errCannotCreate
+	}
+	return nil
+}
+
 // A replyError is an error whose text is the reply a client gets, exactly
 // (RedisBloom's and Redis's strings; some have no "ERR" prefix).
 type replyError string
@@ -41,6 +51,9 @@ const (
 	errNoSuchKey     replyError = "ERR no such key"
 	errInvalidIter   replyError = "ERR invalid iterator"
 	errBadChunk      replyError = "ERR received bad data"
+	errNoLink        replyError = "ERR invalid offset - no link found"
+	errChunkTooBig   replyError = "ERR invalid chunk - Too big for current filter"
+	errCannotCreate  replyError = "ERR could not create filter"
 	errSaveRunning   replyError = "ERR Background save already in progress"
 	errNotSupported  replyError = "ERR not supported by this backend"
 	errNoPersistence replyError = "ERR persistence is off: start bloomery serve with a data directory (--dir)"
@@ -124,6 +137,9 @@ type bloomStore interface {
 	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
 	// Info describes key's filter (errNotFound when missing).
 	Info(ctx context.Context, key string) (bloom.ScalableInfo, error)
+	// Debug describes key's filter sub-filter by sub-filter (BF.DEBUG;
+	// errNotFound when missing).
+	Debug(ctx context.Context, key string) (filterDebug, error)
 	// Card is the number of items inserted, 0 for a missing key.
 	Card(ctx context.Context, key string) (uint64, error)
 	// ScanDump returns the chunk of key's dump at iter and the next iter
@@ -131,6 +147,29 @@ type bloomStore interface {
 	ScanDump(ctx context.Context, key string, iter int64) (next int64, chunk []byte, err error)
 	// LoadChunk restores one chunk of a dump made by ScanDump.
 	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
+}
+
+// filterDebug is what BF.DEBUG shows of a filter: its items, and each
+// sub-filter's geometry and items, the oldest first.
+type filterDebug struct {
+	Items uint64
+	Subs  []subDebug
+}
+
+// subDebug is one sub-filter of a filterDebug.
+type subDebug struct {
+	Bytes, Bits uint64
+	Hashes      uint32
+	HashWidth   int // bits of the hash: 64, or 32 for RedisBloom's oldest filters
+	Capacity    uint64
+	Items       uint64
+	Rate        float64 // the sub-filter's own error rate
+}
+
+// subDebugOf describes a sub-filter of geometry sz holding items items.
+func subDebugOf(sz bloom.Sizing, items uint64) subDebug {
+	return subDebug{Bytes: sz.Bytes(), Bits: sz.Bits, Hashes: sz.K, HashWidth: 64,
+		Capacity: sz.N, Items: items, Rate: sz.P}
 }
 
 // backend is what the server needs of a backend as a whole.

@@ -20,6 +20,7 @@ func bloomCommands() []*command {
 		{name: "bf.mexists", arity: -3, flags: flagReadonly | flagFast, keys: k1, run: cmdMExists},
 		{name: "bf.info", arity: -2, flags: flagReadonly | flagFast, keys: k1, run: cmdInfo},
 		{name: "bf.card", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdCard},
+		{name: "bf.debug", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdDebug},
 		{name: "bf.scandump", arity: 3, flags: flagReadonly, keys: k1, run: cmdScanDump, slow: always},
 		{name: "bf.loadchunk", arity: 4, flags: flagWrite, keys: k1, run: cmdLoadChunk, slow: largeChunk},
 	}
@@ -163,9 +164,14 @@ func cmdInfo(c *conn, args [][]byte) {
 	}
 	for i, f := range infoFields {
 		if strings.EqualFold(string(args[2]), f.arg) {
-			// One field is a one-element array in RESP3 as well: only
-			// the full reply becomes a map.
-			c.w.ArrayHeader(1)
+			// One field: a one-element array in RESP2, a one-entry map
+			// with the field's name in RESP3.
+			if c.w.Protocol() == 3 {
+				c.w.MapHeader(1)
+				c.w.SimpleString(f.name)
+			} else {
+				c.w.ArrayHeader(1)
+			}
 			writeInfoValue(c, in, i)
 			return
 		}
@@ -200,46 +206,4 @@ func cmdCard(c *conn, args [][]byte) {
 		return
 	}
 	c.w.Integer(int64(n))
-}
-
-func cmdScanDump(c *conn, args [][]byte) {
-	key := string(args[1])
-	iter, ok := parseInt(args[2])
-	if !ok {
-		// RedisBloom looks the key up first.
-		if _, err := c.srv.bloom.Info(c.ctx, key); err != nil {
-			c.fail(err)
-			return
-		}
-		c.error("Second argument must be numeric")
-		return
-	}
-	next, chunk, err := c.srv.bloom.ScanDump(c.ctx, key, iter)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.w.ArrayHeader(2)
-	c.w.Integer(next)
-	if chunk == nil {
-		chunk = []byte{}
-	}
-	c.w.Bulk(chunk)
-}
-
-// largeChunk is BF.LOADCHUNK's slow predicate: a chunk over 64 KiB (a
-// chunk goes up to 16 MiB, copied and checked).
-func largeChunk(args [][]byte) bool { return len(args[3]) > 64<<10 }
-
-func cmdLoadChunk(c *conn, args [][]byte) {
-	iter, ok := parseInt(args[2])
-	if !ok {
-		c.error("ERR Second argument must be numeric")
-		return
-	}
-	if err := c.srv.bloom.LoadChunk(c.ctx, string(args[1]), iter, args[3]); err != nil {
-		c.fail(err)
-		return
-	}
-	c.ok()
 }

@@ -40,6 +40,9 @@ func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []
 		if e == nil {
 			return errNotFound
 		}
+		if err := checkChunk(e.filter, iter, len(chunk)); err != nil {
+			return err
+		}
 		m.ks.modify(key, e)
 		if err := e.filter.LoadChunk(iter, chunk); err != nil {
 			return errBadChunk
@@ -67,4 +70,27 @@ func (m *memstore) loadHeader(hdr []byte) (*bloom.Scalable, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkChunk checks a chunk of n bytes at iter for f as RedisBloom's
+// BF.LOADCHUNK does, with its replies: an iterator of at least 1 and n
+// (else errBadChunk), a sub-filter holding the chunk's first byte (else
+// errNoLink) and room for the chunk there (else errChunkTooBig). A
+// zero-length chunk at a byte of the payload is fine.
+func checkChunk(f *bloom.Scalable, iter int64, n int) error {
+	if iter <= 0 || iter < int64(n) {
+		return errBadChunk
+	}
+	start := iter - int64(n) - 1
+	if start < 0 {
+		return errNoLink
+	}
+	_, end, ok := f.PayloadSegment(start)
+	switch {
+	case !ok:
+		return errNoLink
+	case int64(n) > end-start:
+		return errChunkTooBig
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -97,13 +98,16 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 // create makes a filter with o, charging its first sub-filter to the
 // budget before allocating it.
 func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
+	if err := o.creatable(); err != nil {
+		return nil, err
+	}
 	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, bloom.WithGrowth(o.growth()))
 	if err != nil {
-		return nil, fmt.Errorf("server: plan filter: %w", err)
+		return nil, createError(err)
 	}
 	first, err := plan.Sub(0)
 	if err != nil {
-		return nil, fmt.Errorf("server: plan filter: %w", err)
+		return nil, createError(err)
 	}
 	if first.Bytes() > m.maxFilter {
 		return nil, errNoMemory
@@ -117,6 +121,15 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 		return nil, fmt.Errorf("server: create filter: %w", err)
 	}
 	return f, nil
+}
+
+// createError is the reply when a filter cannot be planned: too large
+// for the layout, as when memory is short, else RedisBloom's "could not".
+func createError(err error) error {
+	if errors.Is(err, bloom.ErrTooLarge) {
+		return errNoMemory
+	}
+	return errCannotCreate
 }
 
 func (m *memstore) log(args ...[]byte) {

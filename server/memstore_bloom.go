@@ -134,6 +134,19 @@ func (m *memstore) Info(_ context.Context, key string) (bloom.ScalableInfo, erro
 	return e.filter.Info(), nil
 }
 
+func (m *memstore) Debug(_ context.Context, key string) (filterDebug, error) {
+	defer m.ks.lockKey(key).Unlock()
+	e := m.ks.get(key)
+	if e == nil {
+		return filterDebug{}, errNotFound
+	}
+	d := filterDebug{Items: e.filter.Count()}
+	for _, sub := range e.filter.SubFilters() {
+		d.Subs = append(d.Subs, subDebugOf(sub.Sizing, sub.Items))
+	}
+	return d, nil
+}
+
 func (m *memstore) Card(_ context.Context, key string) (uint64, error) {
 	defer m.ks.lockKey(key).Unlock()
 	if e := m.ks.get(key); e != nil {

@@ -73,6 +73,9 @@ func (r *redisStore) load(ctx context.Context, key string) (*redisfilter.Scalabl
 // create makes key's filter with o: errItemExists if there is one,
 // errWrongType if the key holds something else.
 func (r *redisStore) create(ctx context.Context, key string, o createOpts) (*redisfilter.Scalable, error) {
+	if err := o.creatable(); err != nil {
+		return nil, err
+	}
 	for range raceAttempts {
 		f, err := redisfilter.CreateScalable(ctx, r.client, key, o.capacity, o.rate, append([]redisfilter.Option{redisfilter.WithGrowth(o.growth())}, r.opts...)...)
 		if err == nil {
@@ -170,6 +173,18 @@ func (r *redisStore) info(ctx context.Context, key string) (redisfilter.Scalable
 func (r *redisStore) Info(ctx context.Context, key string) (bloom.ScalableInfo, error) {
 	in, err := r.info(ctx, key)
 	return in.ScalableInfo, err
+}
+
+func (r *redisStore) Debug(ctx context.Context, key string) (filterDebug, error) {
+	in, err := r.info(ctx, key)
+	if err != nil {
+		return filterDebug{}, err
+	}
+	d := filterDebug{Items: in.Items}
+	for _, sub := range in.Subs {
+		d.Subs = append(d.Subs, subDebugOf(sub.Sizing, sub.Items))
+	}
+	return d, nil
 }
 
 func (r *redisStore) Card(ctx context.Context, key string) (uint64, error) {
