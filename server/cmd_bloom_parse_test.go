@@ -41,7 +41,7 @@ func TestParseFloat(t *testing.T) {
 		{"+0.01", 0.01, true}, {".5e-1", 0.05, true}, {"-0", 0, true}, {"0", 0, true}, {"0e400", 0, true},
 		{"0x1p-4", 0.0625, true}, {"0x0.1p0", 0.0625, true}, {"0X10", 16, true}, {"0x.8", 0.5, true},
 		{"inf", math.Inf(1), true}, {"-Infinity", math.Inf(-1), true},
-		{"4.9e-324", 5e-324, true}, // subnormal: a number (C sets ERANGE, Redis accepts it)
+		{"4.9e-324", 5e-324, true},                    // subnormal: a number (C sets ERANGE, Redis accepts it)
 		{"1e-400", 0, false}, {"0x1p-2000", 0, false}, // underflow to 0
 		{"1e400", 0, false}, {"-1e400", 0, false}, // overflow
 		{"nan", 0, false}, {"NaN", 0, false}, {"", 0, false}, {"abc", 0, false}, {"0.01abc", 0, false},
