@@ -5,4 +5,9 @@
 // gozero_test.go checks that redisfilter.GoZeroFilter and go-zero's
 // core/bloom (github.com/zeromicro/go-zero) read and write the same bits
 // of one Redis key, against a real redis-server, and benchmarks the two.
+//
+// rueidis_test.go runs rueidis (github.com/redis/rueidis), with its
+// default options (RESP3, client-side caching), against bloomery serve:
+// its connection setup, its Bloom filter commands, a dump and reload, and
+// a cached read invalidated by another client's write.
 package interop

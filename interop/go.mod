@@ -7,6 +7,7 @@ replace github.com/bloomery/bloom => ../
 require (
 	github.com/bloomery/bloom v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/zeromicro/go-zero v1.10.3
 )
 

@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, CLIENT.
+// Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, CLIENT
+// (its tracking subcommands are in cmd_tracking.go, NO-EVICT and
+// NO-TOUCH in cmd_setup.go).
 
 func connCommands() []*command {
 	return []*command{
@@ -16,14 +18,14 @@ func connCommands() []*command {
 		{name: "hello", arity: -1, flags: flagNoAuth | flagFast | flagLoading, run: cmdHello},
 		{name: "auth", arity: -2, flags: flagNoAuth | flagFast | flagLoading, run: cmdAuth},
 		{name: "select", arity: 2, flags: flagFast | flagLoading, run: cmdSelect},
-		{name: "quit", arity: -1, flags: flagNoAuth | flagFast | flagLoading, run: func(c *conn, _ [][]byte) { c.ok(); c.quit = true }},
-		{name: "client", arity: -2, run: nil, subs: subcommands("CLIENT",
-			&command{name: "setname", arity: 3, flags: flagLoading, run: cmdClientSetName},
-			&command{name: "getname", arity: 2, flags: flagLoading, run: cmdClientGetName},
-			&command{name: "id", arity: 2, flags: flagLoading, run: func(c *conn, _ [][]byte) { c.w.Integer(c.id) }},
-			&command{name: "setinfo", arity: 4, flags: flagLoading, run: cmdClientSetInfo},
-			&command{name: "info", arity: 2, flags: flagLoading, run: func(c *conn, _ [][]byte) { c.w.Verbatim("txt", []byte(c.describe(time.Now())+"\n")) }},
-		)},
+		{name: "quit", arity: -1, flags: flagNoAuth | flagFast | flagLoading | flagTxControl, run: func(c *conn, _ [][]byte) { c.ok(); c.quit = true }},
+		{name: "client", arity: -2, run: nil, subs: subcommands("CLIENT", append(append([]*command{
+			{name: "setname", arity: 3, flags: flagLoading, run: cmdClientSetName},
+			{name: "getname", arity: 2, flags: flagLoading, run: cmdClientGetName},
+			{name: "id", arity: 2, flags: flagLoading, run: func(c *conn, _ [][]byte) { c.w.Integer(c.id) }},
+			{name: "setinfo", arity: 4, flags: flagLoading, run: cmdClientSetInfo},
+			{name: "info", arity: 2, flags: flagLoading, run: func(c *conn, _ [][]byte) { c.w.Verbatim("txt", []byte(c.describe(time.Now())+"\n")) }},
+		}, trackingCommands()...), clientSetupCommands()...)...)},
 	}
 }
 
@@ -147,6 +149,7 @@ func cmdHello(c *conn, args [][]byte) {
 		c.name = string(name)
 	}
 	c.w.SetProtocol(int(proto))
+	c.resp3.Store(proto == 3)
 	c.w.MapHeader(7)
 	c.w.BulkString("server")
 	c.w.BulkString("redis")
@@ -161,7 +164,7 @@ func cmdHello(c *conn, args [][]byte) {
 	c.w.BulkString("role")
 	c.w.BulkString("master")
 	c.w.BulkString("modules")
-	c.w.ArrayHeader(0)
+	c.writeModules()
 }
 
 // validName reports whether a client name has only printable non-space

@@ -35,8 +35,8 @@ func keyCommands() []*command {
 		{name: "pexpiretime", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: func(c *conn, args [][]byte) { cmdTTL(c, args, 1, true) }},
 		{name: "persist", arity: 2, flags: flagWrite | flagFast, keys: k1, run: cmdPersist},
 		{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, run: cmdDBSize},
-		{name: "flushdb", arity: -1, flags: flagWrite, run: cmdFlush, slow: always},
-		{name: "flushall", arity: -1, flags: flagWrite, run: cmdFlush, slow: always},
+		{name: "flushdb", arity: -1, flags: flagWrite | flagAllKeys, run: cmdFlush, slow: always},
+		{name: "flushall", arity: -1, flags: flagWrite | flagAllKeys, run: cmdFlush, slow: always},
 	}
 }
 

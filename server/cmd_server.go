@@ -185,7 +185,7 @@ func cmdConfigGet(c *conn, args [][]byte) {
 
 // infoSections are INFO's sections in order; "default" and "all" give
 // every one.
-var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "keyspace"}
+var infoSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "modules", "cluster", "keyspace"}
 
 func cmdInfoServer(c *conn, args [][]byte) {
 	want := map[string]bool{}
@@ -241,6 +241,8 @@ func (s *Server) infoSection(sec string) []infoField {
 			f("expired_keys", s.stats.expired.Load()),
 			f("acl_access_denied_auth", s.stats.authFailures.Load()),
 		}
+	case "replication", "modules", "cluster":
+		return setupInfo(sec)
 	case "keyspace":
 		if st.Keys == 0 {
 			return nil

@@ -9,12 +9,14 @@ import (
 type cmdFlags uint16
 
 const (
-	flagWrite    cmdFlags = 1 << iota // changes the keyspace
-	flagReadonly                      // reads keys
-	flagAdmin                         // server administration
-	flagNoAuth                        // allowed before AUTH (AUTH, HELLO, QUIT)
-	flagFast                          // O(1) or O(items)
-	flagLoading                       // allowed while loading
+	flagWrite     cmdFlags = 1 << iota // changes the keyspace
+	flagReadonly                       // reads keys
+	flagAdmin                          // server administration
+	flagNoAuth                         // allowed before AUTH (AUTH, HELLO, QUIT)
+	flagFast                           // O(1) or O(items)
+	flagLoading                        // allowed while loading
+	flagAllKeys                        // changes every key (FLUSHALL, FLUSHDB): invalidates every cache
+	flagTxControl                      // runs at once inside MULTI (EXEC, DISCARD, MULTI, QUIT)
 )
 
 // command is one entry of the command table. Arity follows Redis: n > 0
@@ -81,6 +83,8 @@ func newTable(m *metrics) table {
 	add(keyCommands()...)
 	add(connCommands()...)
 	add(serverCommands()...)
+	add(setupCommands()...)
+	add(multiCommands()...)
 	add(&command{name: "command", arity: -1, flags: flagLoading, run: cmdCommand(t), subs: subcommands("COMMAND",
 		&command{name: "count", arity: 2, run: cmdCommandCount(t)},
 		&command{name: "info", arity: -2, run: cmdCommandInfo(t)},
@@ -111,8 +115,25 @@ func (c *conn) dispatch(args [][]byte) {
 
 // resolve finds the command args call for: lookup, subcommand, arity,
 // authentication. When one of them refuses it, it writes the error reply
-// and returns nil.
+// and returns nil. Inside MULTI, it queues the command (answering
+// QUEUED) and returns nil; a refused command aborts the transaction.
 func (c *conn) resolve(args [][]byte) *command {
+	cmd := c.check(args)
+	switch {
+	case c.tx == nil:
+		return cmd
+	case cmd == nil:
+		c.tx.aborted = true
+		return nil
+	case cmd.flags&flagTxControl == 0:
+		c.queue(cmd, args)
+		return nil
+	}
+	return cmd
+}
+
+// check is resolve outside a transaction.
+func (c *conn) check(args [][]byte) *command {
 	cmd := c.srv.cmds.lookup(args[0])
 	if cmd == nil {
 		c.unknownCommand(args)
@@ -127,7 +148,13 @@ func (c *conn) resolve(args [][]byte) *command {
 		cmd = sub
 	}
 	if !cmd.arityOK(len(args)) {
-		c.errorReply(cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		msg := "wrong number of arguments for '" + cmd.name + "' command"
+		if cmd.name == "exec" { // Redis answers so even outside MULTI
+			c.tx = nil
+			c.errorReply(cmd, "EXECABORT Transaction discarded because of: "+msg)
+			return nil
+		}
+		c.errorReply(cmd, "ERR "+msg)
 		return nil
 	}
 	if !c.authed && cmd.flags&flagNoAuth == 0 {
@@ -145,7 +172,19 @@ func (c *conn) execute(cmd *command, args [][]byte) {
 	} else {
 		c.run(cmd, args)
 	}
+	if c.srv.track.active.Load() != 0 {
+		c.afterCommand(cmd, args)
+	}
 	c.shard.processed.Add(1)
+}
+
+// slowCall reports whether a call of cmd with args may take long (see
+// command.slow); EXEC's depends on what it runs.
+func (c *conn) slowCall(cmd *command, args [][]byte) bool {
+	if cmd.name == "exec" {
+		return c.execSlow()
+	}
+	return cmd.slow != nil && cmd.slow(args)
 }
 
 // run runs cmd's handler, counting and timing it. The clock is read

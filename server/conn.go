@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/bloomery/bloom/internal/resp"
@@ -32,6 +33,13 @@ type conn struct {
 	authed bool
 	name   string
 	lib    [2]string // CLIENT SETINFO lib-name, lib-ver
+
+	trk    trackState  // CLIENT TRACKING (tracking.go)
+	box    pushBox     // pushes from other connections (push.go)
+	tx     *txState    // MULTI's queue; nil outside a transaction (cmd_multi.go)
+	inExec bool        // EXEC runs the queue
+	resp3  atomic.Bool // HELLO 3 was answered: read by other connections
+	gone   atomic.Bool // closed: a redirect to it is broken
 
 	unlogged []replySpan // replies of write commands not yet known durable
 	errs     int64       // error replies written

@@ -33,6 +33,7 @@ func (s *Server) newStreamConn(nc net.Conn, id int64) *conn {
 // acknowledge are durable (makeDurable).
 func (c *conn) flush() error {
 	c.makeDurable(false, nil)
+	c.writePushes()
 	return c.w.Flush()
 }
 
@@ -46,21 +47,33 @@ func (c *conn) flush() error {
 // argument slowly is not idle. After Shutdown began, reads end at once.
 type flushingReader struct{ c *conn }
 
+// Read sends what waits, then reads. While it blocks reading, a push for
+// the connection (push.go) ends the read early; the pushes are sent and
+// the read starts again.
 func (r flushingReader) Read(p []byte) (int, error) {
 	c := r.c
-	if err := c.flush(); err != nil {
-		return 0, err
+	for {
+		if err := c.flush(); err != nil {
+			return 0, err
+		}
+		if t := c.srv.cfg.IdleTimeout; t > 0 {
+			c.readBy.extend(c.nc.SetReadDeadline, t, time.Now())
+		}
+		// Checked after setting the deadline: Shutdown sets closing before
+		// it ends reads with a deadline of its own, which this one must not
+		// override.
+		if c.srv.closing.Load() {
+			return 0, io.EOF
+		}
+		if !c.parkForRead() {
+			continue // pushes came meanwhile: send them first
+		}
+		n, err := c.nc.Read(p)
+		if c.unpark(n, err) {
+			continue
+		}
+		return n, err
 	}
-	if t := c.srv.cfg.IdleTimeout; t > 0 {
-		c.readBy.extend(c.nc.SetReadDeadline, t, time.Now())
-	}
-	// Checked after setting the deadline: Shutdown sets closing before
-	// it ends reads with a deadline of its own, which this one must not
-	// override.
-	if c.srv.closing.Load() {
-		return 0, io.EOF
-	}
-	return c.nc.Read(p)
 }
 
 // deadlineWriter is the connection's output: each write of at most

@@ -191,7 +191,7 @@ func (l *eventLoop) process(lc *loopConn) {
 		if cmd == nil {
 			continue
 		}
-		if cmd.slow != nil && cmd.slow(args) {
+		if c.slowCall(cmd, args) {
 			l.offload(lc, cmd, args)
 			return
 		}
@@ -234,6 +234,9 @@ func (l *eventLoop) resume(lc *loopConn) {
 // once everything is sent.
 func (l *eventLoop) send(lc *loopConn) {
 	c := lc.c
+	if !lc.busy {
+		c.writePushes()
+	}
 	if !lc.busy && c.w.Buffered() > 0 {
 		if lc.pending() == 0 {
 			lc.out, lc.sent = lc.out[:0], 0

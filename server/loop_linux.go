@@ -67,6 +67,7 @@ type eventLoop struct {
 	mu       sync.Mutex // guards the inbox below
 	incoming []*loopConn
 	finished []*loopConn
+	pushed   []*loopConn // connections with pushes in their mailbox (push.go)
 	requests loopRequest
 	stopped  bool
 	woken    atomic.Bool // a wakeup is written and not yet read
@@ -235,6 +236,18 @@ func (l *eventLoop) post(lc *loopConn) {
 	l.wake()
 }
 
+// notify tells the loop that lc's mailbox has pushes to send (push.go).
+func (l *eventLoop) notify(lc *loopConn) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return
+	}
+	l.pushed = append(l.pushed, lc)
+	l.mu.Unlock()
+	l.wake()
+}
+
 // request asks the loop for r (Shutdown's steps).
 func (l *eventLoop) request(r loopRequest) {
 	l.mu.Lock()
@@ -250,14 +263,19 @@ func (l *eventLoop) takeInbox() bool {
 	unix.Read(l.wakefd, b[:])
 	l.woken.Store(false) // before taking: a later post writes again
 	l.mu.Lock()
-	incoming, finished, req := l.incoming, l.finished, l.requests
-	l.incoming, l.finished, l.requests = nil, nil, 0
+	incoming, finished, pushed, req := l.incoming, l.finished, l.pushed, l.requests
+	l.incoming, l.finished, l.pushed, l.requests = nil, nil, nil, 0
 	l.mu.Unlock()
 	for _, lc := range incoming {
 		l.start(lc)
 	}
 	for _, lc := range finished {
 		l.resume(lc)
+	}
+	for _, lc := range pushed {
+		if !lc.closed {
+			l.queueFlush(lc) // send writes the mailbox
+		}
 	}
 	if req&loopClose != 0 && !l.closing {
 		l.beginClosing()

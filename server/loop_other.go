@@ -14,7 +14,7 @@ const haveEventLoop = false
 
 type eventLoop struct{ done chan struct{} }
 
-type loopConn struct{}
+type loopConn struct{ loop *eventLoop }
 
 type loopRequest uint8
 
@@ -32,6 +32,7 @@ func (l *eventLoop) run()                {}
 func (l *eventLoop) request(loopRequest) {}
 func (l *eventLoop) add(*loopConn) bool  { return false }
 func (lc *loopConn) release()            {}
+func (l *eventLoop) notify(*loopConn)    {}
 
 func (s *Server) newLoopConn(net.Conn, int64, *eventLoop) (*conn, error) {
 	return nil, errors.New("server: no event loop on this system")

@@ -40,6 +40,7 @@ type Server struct {
 	// Redis backend).
 	maxMemorySet bool
 	authLog      rateLog // failed AUTH lines
+	track        tracker // client-side caching (tracking.go)
 
 	// writeCutoff is when writes to clients end once Shutdown began
 	// (Unix nanoseconds; 0 before).
@@ -92,6 +93,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	journal := m.ks.expiring // keys deleted on expiry also invalidate caches (tracking.go)
+	m.ks.expiring = func(key string) { journal(key); s.track.invalidate(nil, []string{key}) }
 	s.backend, s.keys, s.bloom = m, m, m
 	go s.sweep(m)
 	return s, nil
@@ -351,11 +354,25 @@ func (s *Server) accept(nc net.Conn) {
 
 // connClosed ends the bookkeeping of a closed connection.
 func (s *Server) connClosed(c *conn) {
+	c.gone.Store(true)
+	s.track.disable(c)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
 	s.stats.clients.Add(-1)
 	s.connWG.Done()
+}
+
+// connByID returns the open connection with id, or nil.
+func (s *Server) connByID(id int64) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.id == id {
+			return c
+		}
+	}
+	return nil
 }
 
 // serveMetrics starts the HTTP endpoint: /metrics, and /debug/pprof/

@@ -69,8 +69,8 @@ func TestOutputFilesAreDurable(t *testing.T) {
 }
 
 var (
-	fsyncCall  = regexp.MustCompile(`\bf(?:data)?sync\(\d+<([^>]*)>\) = 0`)
-	renameCall = regexp.MustCompile(`\brename(?:at2?)?\(.*"([^"]+)".*"([^"]+)".*\) = 0`)
+	fsyncCall  = regexp.MustCompile(`\bf(?:data)?sync\(\d+<([^>]*)>\)\s+= 0`)
+	renameCall = regexp.MustCompile(`\brename(?:at2?)?\(.*"([^"]+)".*"([^"]+)".*\)\s+= 0`)
 )
 
 // durableWrite checks the system calls in the strace log for target: an
@@ -79,7 +79,7 @@ var (
 func durableWrite(log, target string) string {
 	var synced []string // fsynced so far
 	renamed := false
-	for line := range strings.SplitSeq(log, "\n") {
+	for _, line := range joinResumed(log) {
 		if m := renameCall.FindStringSubmatch(line); m != nil && m[2] == target {
 			tmp := m[1]
 			if filepath.Dir(tmp) != filepath.Dir(target) {
@@ -101,4 +101,58 @@ func durableWrite(log, target string) string {
 		return "no rename over it"
 	}
 	return "no fsync of its directory after the rename"
+}
+
+// joinResumed returns the system calls of an strace -f log one per line:
+// a call that another thread interrupted is logged as "PID call(args
+// <unfinished ...>" and later "PID <... call resumed>rest"; the two
+// halves are joined in the place of the resumed one, where the call
+// completed.
+func joinResumed(log string) []string {
+	var lines []string
+	open := map[string]string{} // pid → the first half of its call
+	for line := range strings.SplitSeq(log, "\n") {
+		pid, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch {
+		case strings.HasSuffix(rest, " <unfinished ...>"):
+			open[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
+		case strings.HasPrefix(rest, "<... "):
+			_, tail, ok := strings.Cut(rest, " resumed>")
+			if first, had := open[pid]; ok && had {
+				lines = append(lines, pid+" "+first+tail)
+				delete(open, pid)
+			}
+		default:
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+// TestDurableWriteReadsStrace: the strace log parser sees a call that a
+// signal interrupted and strace logged in two halves (as a CI run did),
+// and still refuses a rename with no fsync before it.
+func TestDurableWriteReadsStrace(t *testing.T) {
+	const dir = "/d"
+	interrupted := `17372 fsync(5</d/.t.tmp-1> <unfinished ...>
+17376 --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=17372, si_uid=0} ---
+17372 <... fsync resumed>)              = 0
+17372 renameat(AT_FDCWD</w>, "/d/.t.tmp-1", AT_FDCWD</w>, "/d/t") = 0
+17372 fsync(5</d>) = 0
+`
+	unsynced := `17372 renameat(AT_FDCWD</w>, "/d/.t.tmp-1", AT_FDCWD</w>, "/d/t") = 0
+17372 fsync(5</d>) = 0
+`
+	noDirSync := `17372 fsync(5</d/.t.tmp-1>) = 0
+17372 renameat(AT_FDCWD</w>, "/d/.t.tmp-1", AT_FDCWD</w>, "/d/t") = 0
+`
+	for _, tt := range []struct{ name, log, want string }{
+		{"interrupted fsync", interrupted, ""},
+		{"no fsync of the file", unsynced, "renamed over it without an fsync of /d/.t.tmp-1"},
+		{"no fsync of the directory", noDirSync, "no fsync of its directory after the rename"},
+	} {
+		if got := durableWrite(tt.log, dir+"/t"); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
 }

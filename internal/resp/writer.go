@@ -171,6 +171,21 @@ func (w *Writer) MapHeader(n int) {
 	}
 }
 
+// SetHeader starts a set of n elements: "~n\r\n" in RESP3, an array
+// "*n\r\n" in RESP2 (CLIENT TRACKINGINFO's flags).
+func (w *Writer) SetHeader(n int) {
+	if w.proto == 2 {
+		w.header('*', int64(n))
+	} else {
+		w.header('~', int64(n))
+	}
+}
+
+// PushHeader starts an out-of-band push message of n elements, ">n\r\n":
+// RESP3 only (a RESP2 connection has no push messages; the caller must
+// not send one there).
+func (w *Writer) PushHeader(n int) { w.header('>', int64(n)) }
+
 // Bool writes a boolean: the integer 1 or 0 in RESP2, "#t\r\n" or "#f\r\n"
 // in RESP3.
 func (w *Writer) Bool(b bool) {

@@ -37,6 +37,10 @@ func TestWriterGolden(t *testing.T) {
 			w.Null()
 		}, "*4\r\n$8\r\nCapacity\r\n:100\r\n$14\r\nExpansion rate\r\n$-1\r\n",
 			"%2\r\n$8\r\nCapacity\r\n:100\r\n$14\r\nExpansion rate\r\n_\r\n"},
+		{"set", func(w *Writer) { w.SetHeader(2); w.BulkString("on"); w.BulkString("optin") },
+			"*2\r\n$2\r\non\r\n$5\r\noptin\r\n", "~2\r\n$2\r\non\r\n$5\r\noptin\r\n"},
+		{"push", func(w *Writer) { w.PushHeader(2); w.BulkString("invalidate"); w.NullArray() },
+			">2\r\n$10\r\ninvalidate\r\n*-1\r\n", ">2\r\n$10\r\ninvalidate\r\n_\r\n"},
 		{"bool true", func(w *Writer) { w.Bool(true) }, ":1\r\n", "#t\r\n"},
 		{"bool false", func(w *Writer) { w.Bool(false) }, ":0\r\n", "#f\r\n"},
 		{"double", func(w *Writer) { w.Double(0.1) }, "$19\r\n0.10000000000000001\r\n", ",0.10000000000000001\r\n"},

@@ -2,10 +2,12 @@ package transcript
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Reply is one RESP2 or RESP3 reply as it was read: its exact bytes, and
@@ -102,4 +104,46 @@ func readReply(br *bufio.Reader, raw *[]byte, depth int) (*Reply, error) {
 		return r, nil
 	}
 	return nil, fmt.Errorf("%w: type byte %q", ErrMalformed, r.Type)
+}
+
+// Shape describes the replies in raw (pushes included) without the
+// values that differ between servers: each element's type byte, each
+// aggregate's size, and the text of simple strings, errors, booleans and
+// nulls; integers, doubles, big numbers and bulk and verbatim strings are
+// left out. "%2 $ : + OK" is a map of one bulk string to an integer, then
+// of one to +OK.
+func Shape(raw []byte) (string, error) {
+	br := bufio.NewReader(bytes.NewReader(raw))
+	var parts []string
+	for {
+		if _, err := br.Peek(1); err == io.EOF {
+			return strings.Join(parts, " "), nil
+		}
+		r, err := ReadReply(br)
+		if err != nil {
+			return "", err
+		}
+		parts = r.shape(parts)
+	}
+}
+
+func (r *Reply) shape(parts []string) []string {
+	switch r.Type {
+	case '+', '-', '#', '_':
+		return append(parts, string(r.Type)+string(r.Value))
+	case '*', '%', '~', '>':
+		n := len(r.Elems)
+		if r.Type == '%' {
+			n /= 2
+		}
+		if r.Elems == nil {
+			n = -1
+		}
+		parts = append(parts, string(r.Type)+strconv.Itoa(n))
+		for _, e := range r.Elems {
+			parts = e.shape(parts)
+		}
+		return parts
+	}
+	return append(parts, string(r.Type))
 }

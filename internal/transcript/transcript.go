@@ -18,11 +18,19 @@
 //
 // A case is a sequence of commands run on one connection, starting from
 // an empty keyspace, once in RESP2 (no HELLO) and once in RESP3 (HELLO 3
-// first, not recorded). A command line starts with "> " (or ">@ " for a
-// command whose replies depend on RedisBloom's own filter layout: its
-// sizes, bits and false positives) and holds its arguments separated by
-// spaces; an argument is a bare word or a Go-quoted string. Two forms are
-// expanded when the case runs:
+// first, not recorded). A command line starts with "> " and holds its
+// arguments separated by spaces; an argument is a bare word or a
+// Go-quoted string. Two marks change how its replies are compared:
+//
+//	>@   the replies depend on RedisBloom's own filter layout (its sizes,
+//	     bits and false positives): compared only by a replay that
+//	     asks for that layout
+//	>~   the replies hold values of the recording server's own (a
+//	     version, a client id, a module path): only their shape is
+//	     compared (Shape: the types, aggregate sizes and simple
+//	     strings, not the integers and bulk strings)
+//
+// Two forms are expanded when the case runs:
 //
 //	{N.I}               element I (from 0) of the array reply of the
 //	                    case's N-th command (from 1), as bytes: a
@@ -30,8 +38,11 @@
 //	{range P FROM TO}   the arguments P+FROM … P+TO (decimal)
 //
 // The lines after a command that start with "2 " or "3 " are its reply
-// in that protocol: the exact bytes, Go-quoted. A file of cases only has
-// no reply lines; Record fills them in.
+// in that protocol: the exact bytes, Go-quoted. RESP3 push messages (">")
+// read before a reply are part of it: a push that follows the reply to
+// its cause (a client-side caching invalidation of the client's own
+// write) shows in the next command's reply. A file of cases only has no
+// reply lines; Record fills them in.
 //
 // Concurrency: the functions are safe for concurrent use on different
 // values. Limits: a reply bulk of at most 64 MiB, aggregates of at most
@@ -59,6 +70,8 @@ type Cmd struct {
 	Args []Arg
 	// Layout marks replies that depend on RedisBloom's own layout.
 	Layout bool
+	// Shape marks replies compared only by their shape.
+	Shape bool
 	// Replies holds the recorded reply per protocol (2, 3), exact bytes.
 	Replies map[int][]byte
 	Line    int
@@ -99,11 +112,11 @@ func Parse(r io.Reader) ([]*Case, error) {
 		case strings.HasPrefix(line, "=== "):
 			cur = &Case{Name: strings.TrimSpace(line[4:]), Line: n}
 			cases = append(cases, cur)
-		case strings.HasPrefix(line, "> "), strings.HasPrefix(line, ">@ "):
+		case strings.HasPrefix(line, "> "), strings.HasPrefix(line, ">@ "), strings.HasPrefix(line, ">~ "):
 			if cur == nil {
 				return nil, bad("a command before the first case")
 			}
-			layout := line[1] == '@'
+			layout, shape := line[1] == '@', line[1] == '~'
 			args, err := parseArgs(line[strings.IndexByte(line, ' ')+1:], len(cur.Cmds))
 			if err != nil {
 				return nil, bad("%v", err)
@@ -111,7 +124,7 @@ func Parse(r io.Reader) ([]*Case, error) {
 			if len(args) == 0 {
 				return nil, bad("a command without arguments")
 			}
-			cur.Cmds = append(cur.Cmds, &Cmd{Args: args, Layout: layout, Line: n, Replies: map[int][]byte{}})
+			cur.Cmds = append(cur.Cmds, &Cmd{Args: args, Layout: layout, Shape: shape, Line: n, Replies: map[int][]byte{}})
 		case strings.HasPrefix(line, "2 "), strings.HasPrefix(line, "3 "):
 			if cur == nil || len(cur.Cmds) == 0 {
 				return nil, bad("a reply before the first command")
@@ -194,8 +207,11 @@ func Write(w io.Writer, header string, cases []*Case) error {
 		fmt.Fprintf(bw, "\n=== %s\n", c.Name)
 		for _, cmd := range c.Cmds {
 			mark := ">"
-			if cmd.Layout {
+			switch {
+			case cmd.Layout:
 				mark = ">@"
+			case cmd.Shape:
+				mark = ">~"
 			}
 			fmt.Fprintf(bw, "%s %s\n", mark, cmd.String())
 			for _, proto := range []int{2, 3} {

@@ -194,3 +194,59 @@ func FuzzReadReply(f *testing.F) {
 		}
 	})
 }
+
+func TestShape(t *testing.T) {
+	for in, want := range map[string]string{
+		"+OK\r\n":                      "+OK",
+		"-ERR x\r\n":                   "-ERR x",
+		":5\r\n":                       ":",
+		"$3\r\nabc\r\n":                "$",
+		"*-1\r\n":                      "*-1",
+		"%1\r\n$4\r\nname\r\n:7\r\n":   "%1 $ :",
+		">2\r\n$1\r\na\r\n_\r\n:1\r\n": ">2 $ _ :",
+		"*2\r\n#t\r\n*0\r\n":           "*2 #t *0",
+		"~1\r\n$2\r\non\r\n,0.5\r\n=5\r\ntxt:x\r\n": "~1 $ , =",
+	} {
+		if got, err := Shape([]byte(in)); err != nil || got != want {
+			t.Errorf("Shape(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := Shape([]byte("*2\r\n:1\r\n")); err == nil {
+		t.Error("Shape of a cut reply: no error")
+	}
+}
+
+// Pushes that follow a reply are recorded with the next reply, and a
+// Shape mark compares them by shape: a real redis-server's client-side
+// caching invalidation of the client's own write.
+func TestRecordPushesAndShape(t *testing.T) {
+	srv := redistest.Start(t)
+	cases, err := Parse(strings.NewReader(`
+=== tracking
+> CLIENT TRACKING ON
+> GET k
+> SET k v
+>~ CLIENT ID
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Record(srv.Addr(), cases); err != nil {
+		t.Fatal(err)
+	}
+	id := cases[0].Cmds[3]
+	if !strings.HasPrefix(string(id.Replies[3]), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n:") {
+		t.Fatalf("CLIENT ID after an own write, RESP3: %q, want the invalidation first", id.Replies[3])
+	}
+	if !strings.HasPrefix(string(id.Replies[2]), ":") {
+		t.Fatalf("CLIENT ID in RESP2: %q, want no push", id.Replies[2])
+	}
+	id.Replies[3] = []byte(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n:99999\r\n")
+	if d, err := Compare(srv.Addr(), cases, true); err != nil || len(d) != 0 {
+		t.Fatalf("replay with another client id: %v %v", d, err)
+	}
+	id.Replies[3] = []byte(":99999\r\n")
+	if d, _ := Compare(srv.Addr(), cases, true); len(d) != 1 {
+		t.Fatalf("a missing push was not a difference: %v", d)
+	}
+}
