@@ -3,150 +3,76 @@ package server
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/bloomery/bloom/internal/transcript"
 )
 
-// The RedisBloom transcripts (testdata/redisbloom, recorded from a real
-// RedisBloom 8) replayed against bloomery serve, RESP2 and RESP3, every
-// reply compared byte for byte (docs/SERVER.md, "Compatibility").
+// The BF.* transcripts (bf.transcript, bf_wrongtype.transcript), recorded
+// from RedisBloom 8, replayed against the memory backend (docs/SERVER.md,
+// "Compatibility").
 
-// replayTally counts the replies of a replay: compared, and skipped by
-// reason.
-type replayTally struct {
-	compared int
-	skipped  map[string]int
+// otherTypes are the commands of the value types the transcripts use
+// besides Bloom filters.
+var otherTypes = map[string]bool{
+	"SET": true, "GET": true, "APPEND": true, "STRLEN": true,
+	"LPUSH": true, "RPUSH": true, "HSET": true, "SADD": true, "ZADD": true,
 }
 
-func (r *replayTally) skip(reason string, n int) {
-	if r.skipped == nil {
-		r.skipped = map[string]int{}
+// needsOtherType says why srv cannot run c: a command of another value
+// type that srv does not have ("" when it has them all).
+func needsOtherType(srv *Server) func(c *transcript.Case) string {
+	return func(c *transcript.Case) string {
+		for _, cmd := range c.Cmds {
+			name := strings.ToUpper(string(cmd.Args[0].Lit))
+			if srv.cmds.lookup(cmd.Args[0].Lit) != nil {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(name, "CF."):
+				return "cuckoo filters (issue 14)"
+			case otherTypes[name]:
+				return "strings, lists, hashes, sets or sorted sets, which the server does not hold"
+			}
+		}
+		return ""
 	}
-	r.skipped[reason] += n
 }
 
-func (r *replayTally) String() string {
-	reasons := make([]string, 0, len(r.skipped))
-	for why, n := range r.skipped {
-		reasons = append(reasons, why+": "+itoa(n))
+// TestTranscriptBF replays bf.transcript (Bloom filter keys only: every
+// case runs) and bf_wrongtype.transcript (its cases with value types the
+// server does not hold are skipped, counted) with Bloomery's layout.
+func TestTranscriptBF(t *testing.T) {
+	// The command table is the same for every server: one tells which
+	// commands exist.
+	srv, _ := startServer(t, Config{})
+	counts := replayTranscript(t, transcriptReplay{file: "bf.transcript"})
+	if want := unmarkedReplies(t, "bf.transcript"); counts.exact != want || len(counts.cases) != 0 {
+		t.Errorf("bf.transcript: %d replies compared, %v skipped; want all %d not marked >@", counts.exact, counts.cases, want)
 	}
-	sort.Strings(reasons)
-	return itoa(r.compared) + " replies compared; skipped: " + strings.Join(reasons, ", ")
+	replayTranscript(t, transcriptReplay{file: "bf_wrongtype.transcript", skipIf: needsOtherType(srv)})
 }
 
-func itoa(n int) string { return string(fmtInt(int64(n))) }
-
-// readTranscript parses a recorded transcript of testdata/redisbloom.
-func readTranscript(t *testing.T, name string) []*transcript.Case {
+// unmarkedReplies counts the replies of a transcript not marked >@.
+func unmarkedReplies(t *testing.T, file string) int {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "redisbloom", name))
+	f, err := os.Open(filepath.Join("testdata", "redisbloom", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	cases, err := transcript.Parse(f)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
-	return cases
-}
-
-// otherTypes are the commands of the value types the transcripts use
-// besides Bloom filters: a case with one the server lacks is skipped.
-var otherTypes = map[string]bool{
-	"SET": true, "GET": true, "APPEND": true, "STRLEN": true,
-	"LPUSH": true, "RPUSH": true, "HSET": true, "SADD": true, "ZADD": true,
-}
-
-// missingType is the first command of c of another value type that srv
-// does not have, or "".
-func missingType(srv *Server, c *transcript.Case) string {
-	for _, cmd := range c.Cmds {
-		name := strings.ToUpper(string(cmd.Args[0].Lit))
-		if (otherTypes[name] || strings.HasPrefix(name, "CF.")) && srv.cmds.lookup(cmd.Args[0].Lit) == nil {
-			return name
-		}
-	}
-	return ""
-}
-
-// skipReason says why the cases using command name are not replayed.
-func skipReason(name string) string {
-	if strings.HasPrefix(name, "CF.") {
-		return "cuckoo filters (issue 14)"
-	}
-	return "strings, lists, hashes, sets, sorted sets (not held)"
-}
-
-// replayBF replays the named transcripts against a server started with
-// cfg and fails the test on every difference. The replies of commands
-// marked as layout-dependent are compared only when layout is true (the
-// server makes RedisBloom-layout filters). Cases using a command the
-// server lacks (other value types) are skipped and counted.
-func replayBF(t *testing.T, cfg Config, layout bool, names ...string) replayTally {
-	t.Helper()
-	srv, addr := startServer(t, cfg)
-	var tally replayTally
-	for _, name := range names {
-		var run []*transcript.Case
-		for _, c := range readTranscript(t, name) {
-			replies := 0
-			for _, cmd := range c.Cmds {
-				replies += len(cmd.Replies)
-			}
-			if missing := missingType(srv, c); missing != "" {
-				tally.skip(skipReason(missing), replies)
-				continue
-			}
-			run = append(run, c)
-			for _, cmd := range c.Cmds {
-				if cmd.Layout && !layout {
-					tally.skip("layout-dependent (>@)", len(cmd.Replies))
-				} else {
-					tally.compared += len(cmd.Replies)
-				}
-			}
-		}
-		// One case at a time: a case that cannot go on (a reference to
-		// an element a wrong reply lacks) fails alone.
-		failed := 0
-		for _, c := range run {
-			diffs, err := transcript.Compare(addr, []*transcript.Case{c}, layout)
-			for _, d := range diffs {
-				t.Errorf("%s %v", name, d)
-			}
-			if err != nil {
-				t.Errorf("%s line %d: %v", name, c.Line, err)
-			}
-			if len(diffs) > 0 || err != nil {
-				failed++
-			}
-		}
-		if failed > 0 {
-			t.Errorf("%s: %d of %d cases differ", name, failed, len(run))
-		}
-	}
-	t.Log(tally.String())
-	return tally
-}
-
-// TestTranscriptBF replays bf.transcript (Bloom filter keys only: every
-// case runs) and bf_wrongtype.transcript (the cases whose other value
-// types the server does not hold are skipped) with Bloomery's layout.
-func TestTranscriptBF(t *testing.T) {
-	tally := replayBF(t, Config{}, false, "bf.transcript", "bf_wrongtype.transcript")
-	want := 0 // every reply of bf.transcript not marked >@
-	for _, c := range readTranscript(t, "bf.transcript") {
+	n := 0
+	for _, c := range cases {
 		for _, cmd := range c.Cmds {
 			if !cmd.Layout {
-				want += len(cmd.Replies)
+				n += len(cmd.Replies)
 			}
 		}
 	}
-	if tally.compared < want {
-		t.Errorf("%d replies compared, want at least the %d of bf.transcript", tally.compared, want)
-	}
+	return n
 }
