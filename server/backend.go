@@ -12,7 +12,7 @@ import (
 type createOpts struct {
 	rate       float64
 	capacity   uint64
-	expansion  uint64 // 0 with nonScaling
+	expansion  uint64 // as given, also with nonScaling; 0 implies nonScaling
 	nonScaling bool
 }
 
@@ -25,11 +25,21 @@ func (o createOpts) growth() bloom.Growth {
 	return bloom.Growth{Expansion: o.expansion, NonScaling: o.nonScaling, RedisBloom: true}
 }
 
+// firstRate is the error rate of the first sub-filter of a filter made
+// with o, by RedisBloom's split: half the rate, the whole of it when
+// non-scaling.
+func (o createOpts) firstRate() float64 {
+	if o.nonScaling {
+		return o.rate
+	}
+	return o.rate * 0.5
+}
+
 // creatable refuses, as RedisBloom does, a filter it cannot make: a
 // scaling one whose first sub-filter's rate, half the filter's, is 0
 // (the rate is the smallest double).
 func (o createOpts) creatable() error {
-	if !o.nonScaling && o.rate/2 == 0 {
+	if o.firstRate() == 0 {
 		return errCannotCreate
 	}
 	return nil
@@ -136,7 +146,7 @@ type bloomStore interface {
 	// type) finds nothing.
 	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
 	// Info describes key's filter (errNotFound when missing).
-	Info(ctx context.Context, key string) (bloom.ScalableInfo, error)
+	Info(ctx context.Context, key string) (filterInfo, error)
 	// Debug describes key's filter sub-filter by sub-filter (BF.DEBUG;
 	// errNotFound when missing).
 	Debug(ctx context.Context, key string) (filterDebug, error)
@@ -147,6 +157,22 @@ type bloomStore interface {
 	ScanDump(ctx context.Context, key string, iter int64) (next int64, chunk []byte, err error)
 	// LoadChunk restores one chunk of a dump made by ScanDump.
 	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
+}
+
+// filterInfo is what BF.INFO shows of a filter.
+type filterInfo struct {
+	bloom.ScalableInfo
+	// Size is BF.INFO's Size: the bit arrays' bytes, and for a filter in
+	// RedisBloom's layout RedisBloom's own figure (its structures too).
+	Size uint64
+}
+
+// infoOf is the filterInfo of a filter in layout l summarised by in.
+func infoOf(in bloom.ScalableInfo, l bloom.Layout) filterInfo {
+	if l == bloom.RedisBloom {
+		return filterInfo{in, in.RedisBloomSize()}
+	}
+	return filterInfo{in, in.Bytes}
 }
 
 // filterDebug is what BF.DEBUG shows of a filter: its items, and each

@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"strings"
-
-	"github.com/bloomery/bloom"
 )
 
 // The BF.* commands, with RedisBloom's replies (docs/DESIGN.md §7).
@@ -180,12 +178,12 @@ func cmdInfo(c *conn, args [][]byte) {
 }
 
 // writeInfoValue writes field i of infoFields.
-func writeInfoValue(c *conn, in bloom.ScalableInfo, i int) {
+func writeInfoValue(c *conn, in filterInfo, i int) {
 	switch i {
 	case 0:
 		c.w.Integer(int64(in.Capacity))
 	case 1:
-		c.w.Integer(int64(in.Bytes))
+		c.w.Integer(int64(in.Size))
 	case 2:
 		c.w.Integer(int64(in.Filters))
 	case 3:

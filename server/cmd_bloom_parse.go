@@ -91,12 +91,12 @@ func argIndex(args [][]byte, word string) int {
 	return -1
 }
 
-// scaling sets o's expansion; 0 means non-scaling.
+// scaling sets o's expansion, as given (RedisBloom records it even for a
+// non-scaling filter); 0 means non-scaling.
 func (o createOpts) scaling(expansion int64) createOpts {
-	if expansion == 0 || o.nonScaling {
-		o.nonScaling, o.expansion = true, 0
-	} else {
-		o.expansion = uint64(expansion)
+	o.expansion = uint64(expansion)
+	if expansion == 0 {
+		o.nonScaling = true
 	}
 	return o
 }

@@ -82,12 +82,12 @@ func TestParseInsert(t *testing.T) {
 		{args: "BF.INSERT k CAP 50 ER 0.1 EXP 3 ITEMS a", want: createOpts{rate: 0.1, capacity: 50, expansion: 3}, items: 1},
 		{args: "BF.INSERT k c 5 e 7 Error 0.5 ITEMS a", want: createOpts{rate: 0.25, capacity: 5, expansion: 7}, items: 1},
 		{args: "BF.INSERT k CAPACITY 10 CAPACITY 20 ITEMS a", want: createOpts{rate: 0.01, capacity: 20, expansion: 2}, items: 1},
-		{args: "BF.INSERT k NO ITEMS a", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}, items: 1},
-		{args: "BF.INSERT k N ITEMS a", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}, items: 1},
+		{args: "BF.INSERT k NO ITEMS a", want: createOpts{rate: 0.01, capacity: 100, expansion: 2, nonScaling: true}, items: 1},
+		{args: "BF.INSERT k N ITEMS a", want: createOpts{rate: 0.01, capacity: 100, expansion: 2, nonScaling: true}, items: 1},
 		{args: "BF.INSERT k NOC ITEMS a", want: def, noCreate: true, items: 1},
 		{args: "BF.INSERT k nOcTuRnE ITEMS a", want: def, noCreate: true, items: 1},
 		{args: "BF.INSERT k EXPANSION 0 ITEMS a", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}, items: 1},
-		{args: "BF.INSERT k EXPANSION 3 NONSCALING ITEMS a", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}, items: 1},
+		{args: "BF.INSERT k EXPANSION 3 NONSCALING ITEMS a", want: createOpts{rate: 0.01, capacity: 100, expansion: 3, nonScaling: true}, items: 1},
 		{args: "BF.INSERT k EROSION 3 ITEMS a", msg: "Bad error rate"},
 		{args: "BF.INSERT k ERROR 1 ITEMS a", msg: "Bad error rate"},
 		{args: "BF.INSERT k ERROR 0 ITEMS", msg: "Bad error rate"},
@@ -125,7 +125,7 @@ func TestParseReserve(t *testing.T) {
 		{args: "BF.RESERVE k 0.5 7 FOO", want: createOpts{rate: 0.25, capacity: 7, expansion: 2}},
 		{args: "BF.RESERVE k 0.01 100 EXPANSION 0", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}},
 		{args: "BF.RESERVE k 0.01 100 NONSCALING EXPANSION 0", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}},
-		{args: "BF.RESERVE nonscaling 0.01 100", want: createOpts{rate: 0.01, capacity: 100, nonScaling: true}},
+		{args: "BF.RESERVE nonscaling 0.01 100", want: createOpts{rate: 0.01, capacity: 100, expansion: 2, nonScaling: true}},
 		{args: "BF.RESERVE k 0.01 100 EXPANSION 3 EXPANSION", want: createOpts{rate: 0.01, capacity: 100, expansion: 3}},
 		{args: "BF.RESERVE expansion 0.01 100", msg: msgBadExpansion},
 		{args: "BF.RESERVE k 0 0", msg: msgRateRange},
@@ -180,7 +180,7 @@ func FuzzBloomArgs(f *testing.F) {
 func checkCreate(t *testing.T, o createOpts) {
 	t.Helper()
 	if !(o.rate > 0 && o.rate <= maxErrorRate) || o.capacity < 1 || o.capacity > maxCapacity ||
-		o.expansion > maxExpansion || o.nonScaling != (o.expansion == 0) {
+		o.expansion > maxExpansion || (o.expansion == 0 && !o.nonScaling) {
 		t.Fatalf("accepted %+v", o)
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bloomery/bloom"
 )
 
 // TestExpiryHistories replays random histories of filters that expire
@@ -49,7 +47,7 @@ type histKey struct {
 	expireAt int64    // 0: none
 	items    []string // every item added since the key was created
 	card     uint64
-	info     bloom.ScalableInfo
+	info     filterInfo
 }
 
 // history is one random history and its model.

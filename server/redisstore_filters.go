@@ -170,9 +170,9 @@ func (r *redisStore) info(ctx context.Context, key string) (redisfilter.Scalable
 	return in, nil
 }
 
-func (r *redisStore) Info(ctx context.Context, key string) (bloom.ScalableInfo, error) {
+func (r *redisStore) Info(ctx context.Context, key string) (filterInfo, error) {
 	in, err := r.info(ctx, key)
-	return in.ScalableInfo, err
+	return infoOf(in.ScalableInfo, in.Layout), err
 }
 
 func (r *redisStore) Debug(ctx context.Context, key string) (filterDebug, error) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bloomery/bloom"
 )
 
 // captureJournal records the journaled commands.
@@ -60,7 +62,7 @@ func TestReplayUnderLowerLimits(t *testing.T) {
 	if err := replayAll(small); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
-	small.serve(8192, time.Now) // total limit far below the filter's size
+	small.serve(8192, bloom.Blocked, time.Now) // total limit far below the filter's size
 	got, err := small.Info(ctx, "f")
 	if err != nil || got != want {
 		t.Fatalf("after replay: %+v, %v; want %+v", got, err, want)

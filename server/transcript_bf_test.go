@@ -76,3 +76,13 @@ func unmarkedReplies(t *testing.T, file string) int {
 	}
 	return n
 }
+
+// TestTranscriptBFRedisBloomLayout replays bf.transcript with new filters
+// in RedisBloom's layout: every reply compared, the layout-dependent ones
+// (">@": sizes, dump bytes, false positives) included.
+func TestTranscriptBFRedisBloomLayout(t *testing.T) {
+	counts := replayTranscript(t, transcriptReplay{file: "bf.transcript", cfg: Config{FilterLayout: LayoutRedisBloom}, layout: true})
+	if counts.layout != 0 || len(counts.cases) != 0 {
+		t.Errorf("bf.transcript: %d replies not compared, %v skipped; want every reply compared", counts.layout, counts.cases)
+	}
+}
