@@ -136,12 +136,12 @@ type bloomStore interface {
 	// Reserve creates key with o; errItemExists if it exists.
 	Reserve(ctx context.Context, key string, o createOpts) error
 	// Add inserts items into key's filter, first creating it with *create
-	// when missing (create nil: errNotFound). It sets added[i] for each
+	// when missing (create nil: errNotFound). It sets res[i] for each
 	// item it processed and returns their number. An error that stopped
 	// it at item n (a full filter, no memory to grow) is an itemError;
 	// any other error (the filter could not be created, the key holds
 	// another type) is the whole reply.
-	Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (n int, err error)
+	Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (n int, err error)
 	// Exists sets found[i] for each item; a missing key (or one of another
 	// type) finds nothing.
 	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
@@ -205,6 +205,22 @@ type backend interface {
 	// Close releases what the backend holds outside the process.
 	Close() error
 }
+
+// An addResult is what an add did with one item, RedisBloom's reply
+// element for it.
+type addResult int8
+
+const (
+	addPresent addResult = iota // present already, or a false positive: 0
+	addNew                      // added: 1
+	// addFailed: the filter could not take it, and the next items are
+	// still tried (a RedisBloom chain from a hand-made header that cannot
+	// grow: bloom.ErrCannotGrow).
+	addFailed
+)
+
+// errCannotInsert is RedisBloom's element for an addFailed item.
+const errCannotInsert replyError = "ERR problem inserting into filter"
 
 // An itemError stops a batch (BF.MADD, BF.INSERT) at one item: the reply
 // is the array of the items before it, then the error as its last

@@ -42,12 +42,12 @@ func cmdReserve(c *conn, args [][]byte) {
 }
 
 func cmdAdd(c *conn, args [][]byte) {
-	added := c.boolsFor(1)
-	if _, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), added); err != nil {
+	res := c.resultsFor(1)
+	if _, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), res); err != nil {
 		c.fail(err)
 		return
 	}
-	c.w.Bool(added[0])
+	c.writeResults(res)
 }
 
 func cmdMAdd(c *conn, args [][]byte) {
@@ -72,16 +72,16 @@ func cmdInsert(c *conn, args [][]byte) {
 	c.addMany(string(args[1]), req.items, create)
 }
 
-// addMany adds items and writes RedisBloom's array: one 1/0 per item
-// processed, then the error that stopped it (a full non-scaling filter),
-// if any. An error before the first item (a missing key with NOCREATE)
-// is the whole reply.
+// addMany adds items and writes RedisBloom's array: one 1/0 (or error)
+// per item processed, then the error that stopped it (a full non-scaling
+// filter), if any. An error before the first item (a missing key with
+// NOCREATE) is the whole reply.
 func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
-	added := c.boolsFor(len(items))
-	n, err := c.srv.bloom.Add(c.ctx, key, items, create, added)
+	res := c.resultsFor(len(items))
+	n, err := c.srv.bloom.Add(c.ctx, key, items, create, res)
 	if err == nil {
 		c.w.ArrayHeader(n)
-		c.writeBools(added[:n])
+		c.writeResults(res[:n])
 		return
 	}
 	var stop itemError
@@ -90,8 +90,20 @@ func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
 		return
 	}
 	c.w.ArrayHeader(n + 1)
-	c.writeBools(added[:n])
+	c.writeResults(res[:n])
 	c.fail(stop.replyError)
+}
+
+// writeResults writes each of res as RedisBloom's 1 or 0 (or RESP3's
+// booleans), or its error.
+func (c *conn) writeResults(res []addResult) {
+	for _, r := range res {
+		if r == addFailed {
+			c.fail(errCannotInsert)
+		} else {
+			c.w.Bool(r == addNew)
+		}
+	}
 }
 
 // writeBools writes each of bs as RedisBloom's 1 or 0 (or RESP3's booleans).

@@ -183,7 +183,7 @@ func (w *history) add() {
 	default:
 		create = &defaultCreate
 	}
-	added := make([]bool, len(items))
+	added := make([]addResult, len(items))
 	n, err := w.m.Add(w.ctx, key, items, create, added)
 	w.note("add %s %q create=%v: %d %v", key, items, create != nil, n, err)
 	k := w.live(key)
@@ -200,7 +200,7 @@ func (w *history) add() {
 	}
 	for i, it := range items {
 		k.items = append(k.items, string(it))
-		if added[i] {
+		if added[i] == addNew {
 			k.card++
 		}
 	}

@@ -60,7 +60,7 @@ func scalingArgs(o createOpts) [][]byte {
 	return [][]byte{[]byte("EXPANSION"), fmtUint(o.expansion)}
 }
 
-func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
+func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	created := false // and journaled with the items
@@ -101,19 +101,31 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		}
 		args = append(args, wordItems)
 	}
-	head := len(args)
-	n, err := 0, error(nil)
+	head, n := len(args), 0
 	for _, item := range items {
-		added[n], err = e.filter.Add(item)
-		if err != nil {
-			err = itemError{filterError(err)}
-			break
-		}
-		if added[n] && args != nil {
-			args = append(args, item)
+		added, err := e.filter.Add(item)
+		switch {
+		case errors.Is(err, bloom.ErrCannotGrow): // as RedisBloom: this item fails, the next are tried
+			res[n] = addFailed
+		case err != nil:
+			return n, m.logAdded(key, args, head, created, create, itemError{filterError(err)})
+		case added:
+			res[n] = addNew
+			if args != nil {
+				args = append(args, item)
+			}
+		default:
+			res[n] = addPresent
 		}
 		n++
 	}
+	return n, m.logAdded(key, args, head, created, create, nil)
+}
+
+// logAdded journals an add (see Add): args, the BF.INSERT of the items
+// that were new after its first head words, or BF.RESERVE when it created
+// the filter and added nothing; it returns err.
+func (m *memstore) logAdded(key string, args [][]byte, head int, created bool, create *createOpts, err error) error {
 	switch {
 	case created && len(args) == head: // BF.INSERT needs an item: reserve instead
 		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
@@ -121,7 +133,7 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 	case len(args) > head:
 		m.log(args...)
 	}
-	return n, err
+	return err
 }
 
 // journalArgs recycles the argument lists of journaled adds.
@@ -175,8 +187,12 @@ func (m *memstore) Debug(_ context.Context, key string) (filterDebug, error) {
 		return filterDebug{}, errNotFound
 	}
 	d := filterDebug{Items: e.filter.Count()}
-	for _, sub := range e.filter.SubFilters() {
-		d.Subs = append(d.Subs, subDebugOf(sub.Sizing, sub.Items))
+	for _, sub := range e.filter.SubFilterGeometry() {
+		sd := subDebugOf(sub.Sizing, sub.Items)
+		if e.filter.HashID() == bloom.HashMurmur2 {
+			sd.HashWidth = 32 // RedisBloom's filters without FORCE64
+		}
+		d.Subs = append(d.Subs, sd)
 	}
 	return d, nil
 }

@@ -116,7 +116,7 @@ func (r *redisStore) Reserve(ctx context.Context, key string, o createOpts) erro
 	return err
 }
 
-func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
+func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	n := 0
 	for range raceAttempts {
 		f, err := r.openOrCreate(ctx, key, create)
@@ -124,7 +124,13 @@ func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create
 			return n, err
 		}
 		isNew, err := f.AddMany(ctx, items[n:])
-		n += copy(added[n:], isNew)
+		for _, b := range isNew {
+			res[n] = addPresent
+			if b {
+				res[n] = addNew
+			}
+			n++
+		}
 		switch err = r.checked(key, f, err); err {
 		case errNotFound: // deleted meanwhile: made again
 		case errFull, errNoMemory: // the filter could not take item n

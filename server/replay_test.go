@@ -40,7 +40,7 @@ func TestReplayUnderLowerLimits(t *testing.T) {
 	for i := range items {
 		items[i] = fmt.Appendf(nil, "item:%d", i)
 	}
-	if _, err := big.Add(ctx, "f", items, nil, make([]bool, len(items))); err != nil {
+	if _, err := big.Add(ctx, "f", items, nil, make([]addResult, len(items))); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := big.Info(ctx, "f")

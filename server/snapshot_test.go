@@ -39,7 +39,7 @@ func mustAdd(t testing.TB, m *memstore, key string, its ...string) {
 	for i, s := range its {
 		b[i] = []byte(s)
 	}
-	if _, err := m.Add(context.Background(), key, b, &defaultCreate, make([]bool, len(b))); err != nil {
+	if _, err := m.Add(context.Background(), key, b, &defaultCreate, make([]addResult, len(b))); err != nil {
 		t.Fatal(err)
 	}
 }
