@@ -247,4 +247,3 @@ func (m *rbModule) chain(t *testing.T, c rbChainCase) rbChainRecord {
 	r.exists = exists.String()
 	return r
 }
-
