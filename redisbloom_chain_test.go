@@ -247,3 +247,20 @@ func (m *rbModule) chain(t *testing.T, c rbChainCase) rbChainRecord {
 	r.exists = exists.String()
 	return r
 }
+
+// rbChainFilters are the chains of rbChainCases, loaded and given a few
+// items: seeds for the decoders' fuzz targets.
+func rbChainFilters(f *testing.F) []*Scalable {
+	var out []*Scalable
+	for _, c := range rbChainCases(f) {
+		s, err := LoadRedisBloomHeader(c.header)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for i := range min(c.items, 20) {
+			s.AddString(rbItem("item", i)) // full and cannot-grow chains refuse some
+		}
+		out = append(out, s)
+	}
+	return out
+}

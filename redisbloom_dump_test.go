@@ -194,6 +194,9 @@ func FuzzLoadRedisBloomHeader(f *testing.F) {
 		f.Add(h, int64(10), []byte("chunk"))
 		f.Add(h[:len(h)-1], int64(1), []byte{})
 	}
+	for _, c := range rbChainCases(f) { // headers made by hand
+		f.Add(c.header, int64(9), []byte("\xff\xff\xff\xff\xff\xff\xff\xff"))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, it int64, chunk []byte) {
 		s, err := LoadRedisBloomHeader(data, WithMaxBytes(fuzzMaxBytes))
 		if err != nil {
