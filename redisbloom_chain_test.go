@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -97,14 +98,13 @@ func (r rbChainRecord) lines(name string) string {
 
 func rbItem(prefix string, i int) string { return fmt.Sprintf("%s:%d", prefix, i) }
 
-// bloomeryChain is what Bloomery answers for c.
-func bloomeryChain(t *testing.T, c rbChainCase) rbChainRecord {
+// bloomeryChain is what Bloomery answers for c, and the filter.
+func bloomeryChain(t *testing.T, c rbChainCase) (rbChainRecord, *Scalable) {
 	t.Helper()
 	s, err := LoadRedisBloomHeader(c.header)
 	if err != nil {
 		t.Fatalf("%s: %v", c.name, err)
 	}
-	var r rbChainRecord
 	var madd strings.Builder
 	for i := range c.items {
 		added, err := s.AddString(rbItem("item", i))
@@ -124,7 +124,15 @@ func bloomeryChain(t *testing.T, c rbChainCase) rbChainRecord {
 			break // BF.MADD stops there
 		}
 	}
+	r := chainState(t, s)
 	r.madd = madd.String()
+	return r, s
+}
+
+// chainState is s's dump and answers to the probes.
+func chainState(t *testing.T, s *Scalable) rbChainRecord {
+	t.Helper()
+	var r rbChainRecord
 	chunks := goDump(t, s)
 	r.header = hex.EncodeToString(chunks[0].data)
 	for _, ch := range chunks[1:] {
@@ -155,7 +163,25 @@ func TestRedisBloomChains(t *testing.T) {
 	}
 	var got strings.Builder
 	for _, c := range rbChainCases(t) {
-		got.WriteString(bloomeryChain(t, c).lines(c.name))
+		r, s := bloomeryChain(t, c)
+		got.WriteString(r.lines(c.name))
+		// Bloomery's own encoding (snapshots) keeps the chain as it is:
+		// the same dump, answers and growth.
+		again, err := LoadScalable(bytes.NewReader(encodeScalable(t, s)))
+		if err != nil {
+			t.Errorf("%s: Bloomery's encoding does not load back: %v", c.name, err)
+			continue
+		}
+		for i := range 50 {
+			_, err1 := s.AddString(rbItem("more", i))
+			_, err2 := again.AddString(rbItem("more", i))
+			if fmt.Sprint(err1) != fmt.Sprint(err2) {
+				t.Errorf("%s: adding after a reload: %v, before: %v", c.name, err2, err1)
+			}
+		}
+		if a, b := chainState(t, again), chainState(t, s); a != b {
+			t.Errorf("%s: reloaded from Bloomery's encoding, it answers otherwise", c.name)
+		}
 	}
 	if g, w := got.String(), dataLines(string(want)); g != w {
 		t.Errorf("Bloomery answers otherwise than the recorded RedisBloom:\n%s", firstDiff(g, w))
