@@ -53,6 +53,7 @@ type header struct {
 	p                         float64
 	count                     uint64
 	bpe                       float64 // layout 3 only: bytes 28–31 and 56–59
+	n2                        uint8   // layout 3 only: byte 14 (RedisBloom's power-of-two sizing)
 }
 
 func (h *header) marshal() []byte {
@@ -71,6 +72,7 @@ func (h *header) marshal() []byte {
 		bpe := math.Float64bits(h.bpe)
 		le.PutUint32(b[28:], uint32(bpe))
 		le.PutUint32(b[56:], uint32(bpe>>32))
+		b[14] = h.n2
 	}
 	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
 	return b
@@ -106,11 +108,11 @@ func parseHeader(b []byte) (header, error) {
 	}
 	if Layout(h.layout) == RedisBloom {
 		h.bpe = math.Float64frombits(uint64(le.Uint32(b[56:]))<<32 | uint64(h.keyCheck))
-		h.keyCheck = 0
-	} else if le.Uint32(b[56:]) != 0 {
+		h.keyCheck, h.n2 = 0, b[14]
+	} else if le.Uint32(b[56:]) != 0 || b[14] != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
-	if b[14] != 0 || b[15] != 0 || h.flags&^flagKeyed != 0 {
+	if b[15] != 0 || h.flags&^flagKeyed != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
 	if h.flags&flagKeyed == 0 && h.keyCheck != 0 {
@@ -129,6 +131,9 @@ func (f *Filter) header() header {
 		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
 	}
 	h.bpe = f.ext.bitsPerEntry()
+	if f.ext.redisBloom() {
+		h.n2 = f.ext.n2
+	}
 	return h
 }
 
@@ -287,6 +292,9 @@ func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
 	if err := initFilter(f, s, c); err != nil {
 		return total, err
 	}
+	if s.Layout == RedisBloom {
+		f.ext = rbExt(HashID(h.hash), s.P, s.BPE, h.n2)
+	}
 	nr, err := readPayload(r, f.words)
 	total += nr
 	if err != nil {
@@ -362,7 +370,7 @@ func checkHash(h header, c config) error {
 	switch {
 	case HashID(h.hash) == HashXXH3 && !keyed && !rb:
 	case HashID(h.hash) == HashSipHash && keyed && !rb:
-	case HashID(h.hash) == HashMurmur64A && !keyed && rb:
+	case (HashID(h.hash) == HashMurmur64A || HashID(h.hash) == HashMurmur2) && !keyed && rb:
 	default:
 		return fmt.Errorf("%w: unsupported hash %s (keyed=%v) for layout %s", ErrFormat, HashID(h.hash), keyed, Layout(h.layout))
 	}

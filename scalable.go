@@ -68,7 +68,12 @@ type growthParams struct {
 	r        float64 // tightening ratio
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
-	rbGrowth uint32  // RedisBloom layout: its dump's growth field (s, unless non-scaling)
+	// The RedisBloom layout's (rb): its dump header's growth and options
+	// fields. Its NO_SCALING option, not s, says whether it scales: a
+	// scaling chain from a hand-made header may have growth (and s) 0.
+	rb        bool
+	rbGrowth  uint32
+	rbOptions uint32
 }
 
 // sharedParams interns growthParams, up to maxSharedParams distinct
@@ -131,8 +136,18 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 // newSub allocates sub-filter i (i ≥ 1), with the first one's layout,
 // key and concurrency mode, after the grow hook accepts its size.
 func (s *Scalable) newSub(i int) (*Filter, error) {
-	first := s.filters()[0]
-	sz, err := s.subSize(s.rule(), first.layout, i, s.Bytes())
+	fs := s.filters()
+	first := fs[0]
+	var sz Sizing
+	var n2 uint8
+	var err error
+	if s.prm.rb { // RedisBloom grows from the last sub-filter, by its options
+		if sz, n2, err = s.rbNext(fs[i-1]); err == nil {
+			err = s.fits(first.layout, i, s.Bytes(), sz)
+		}
+	} else {
+		sz, err = s.subSize(s.rule(), first.layout, i, s.Bytes())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +160,11 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if first.ext.keyed() {
+	switch {
+	case first.ext.keyed():
 		f.ext = first.ext // one key for all
+	case s.prm.rb:
+		f.ext = rbExt(first.ext.id, sz.P, sz.BPE, n2)
 	}
 	return f, nil
 }
@@ -222,7 +240,7 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		if last.TestHash(h) {
 			return false, nil
 		}
-		if s.prm.s == 0 {
+		if s.nonScaling() {
 			return false, ErrFull
 		}
 		f, err := s.newSub(len(fs))
@@ -297,7 +315,7 @@ func (in ScalableInfo) RedisBloomSize() uint64 {
 // Info returns the filter's summary.
 func (s *Scalable) Info() ScalableInfo {
 	fs := s.filters()
-	in := ScalableInfo{Filters: len(fs), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
+	in := ScalableInfo{Filters: len(fs), Expansion: s.prm.s, NonScaling: s.nonScaling()}
 	for _, f := range fs {
 		in.Capacity += f.Cap()
 		in.Bytes += f.Bytes()

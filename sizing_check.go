@@ -48,6 +48,12 @@ func (s Sizing) CheckRate() error {
 // wrap ErrFormat and the sentinel of what is wrong.
 func headerSizing(h header) (Sizing, error) {
 	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k, BPE: h.bpe}
+	if s.Layout == RedisBloom { // what RedisBloom takes (redisbloom_chain.go)
+		if err := checkRBSub(s, h.n2); err != nil {
+			return Sizing{}, fmt.Errorf("%w: %w", ErrFormat, err)
+		}
+		return s, nil
+	}
 	err := checkSizing(s)
 	if err == nil && s.Layout == RedisBloom && s.BPE == 0 {
 		err = fmt.Errorf("%w: a RedisBloom-layout filter without its bits per entry", ErrInvalidSize)
