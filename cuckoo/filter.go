@@ -1,0 +1,181 @@
+package cuckoo
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Filter is a cuckoo filter of one or more sub-filters (the package doc
+// says what it guarantees, its concurrency rules and its limits). Make
+// one with New, LoadDumpHeader or Load; the zero Filter is not usable.
+type Filter struct {
+	subs          []subFilter // oldest first
+	base          uint64      // buckets of sub-filter 0
+	items         uint64      // fingerprints stored (RedisBloom's numItems)
+	deletes       uint64      // deletes since the last compaction
+	bucketSize    uint64      // 1..255
+	maxIterations uint64      // 1..65535
+	expansion     uint64      // as stored: rounded up by New, verbatim from a dump
+	bytes         uint64      // Σ len(subs[i].data)
+	maxBytes      uint64
+}
+
+// subFilter is one sub-filter: nb buckets of bucketSize one-byte slots,
+// bucket b at data[b·bucketSize:]; 0 is an empty slot.
+type subFilter struct {
+	data []byte
+	nb   uint64
+	mask uint64 // nb − 1 when pow2
+	pow2 bool   // nb is a power of two (else the bucket is h mod nb)
+}
+
+// bucket is the offset in s.data of the bucket of hash h.
+func (s *subFilter) bucket(h, bucketSize uint64) uint64 {
+	return s.index(h) * bucketSize
+}
+
+func newSub(nb, bucketSize uint64) subFilter {
+	s := subFilter{data: make([]byte, nb*bucketSize), nb: nb}
+	if nb&(nb-1) == 0 {
+		s.mask, s.pow2 = nb-1, true
+	}
+	return s
+}
+
+// New makes an empty filter for about capacity items, as CF.RESERVE does:
+// one sub-filter of the next power of two ≥ capacity/bucketSize buckets
+// (capacity 1000 gives 512 buckets of 2 slots; 1025 also gives 512).
+// Options set the bucket size, iterations, expansion and size limit.
+// Errors: ErrInvalid for a parameter out of range or a capacity below
+// twice the bucket size; ErrTooLarge for a filter beyond the limits.
+func New(capacity uint64, opts ...Option) (*Filter, error) {
+	c := newConfig(opts)
+	if err := c.check(capacity); err != nil {
+		return nil, err
+	}
+	base := nextPow2(capacity / c.bucketSize)
+	if base == 0 || base > MaxBuckets {
+		return nil, fmt.Errorf("%w: capacity %d needs more than %d buckets", ErrTooLarge, capacity, uint64(MaxBuckets))
+	}
+	exp := uint64(0)
+	if c.expansion > 0 {
+		exp = nextPow2(c.expansion)
+	}
+	return newFilter(base, c.bucketSize, c.maxIterations, exp, 1, c.maxBytes)
+}
+
+// check checks New's parameters.
+func (c config) check(capacity uint64) error {
+	switch {
+	case c.bucketSize < 1 || c.bucketSize > MaxBucketSize:
+		return fmt.Errorf("%w: bucket size %d, want 1 to %d", ErrInvalid, c.bucketSize, MaxBucketSize)
+	case c.maxIterations < 1 || c.maxIterations > MaxIterationsLimit:
+		return fmt.Errorf("%w: max iterations %d, want 1 to %d", ErrInvalid, c.maxIterations, MaxIterationsLimit)
+	case c.expansion > MaxExpansion:
+		return fmt.Errorf("%w: expansion %d, want 0 to %d", ErrInvalid, c.expansion, MaxExpansion)
+	case capacity < 2*c.bucketSize:
+		return fmt.Errorf("%w: capacity %d is less than twice the bucket size %d", ErrInvalid, capacity, c.bucketSize)
+	}
+	return nil
+}
+
+// newFilter allocates a filter of n sub-filters, checking the sizes
+// first (subBuckets).
+func newFilter(base, bucketSize, maxIterations, expansion uint64, n int, maxBytes uint64) (*Filter, error) {
+	f := &Filter{base: base, bucketSize: bucketSize, maxIterations: maxIterations, expansion: expansion, maxBytes: maxBytes}
+	total := uint64(0)
+	for i := range n {
+		nb, err := f.subBuckets(i)
+		if err != nil {
+			return nil, err
+		}
+		if total += nb * bucketSize; total > maxBytes {
+			return nil, fmt.Errorf("%w: %d sub-filters take more than %d bytes", ErrTooLarge, i+1, maxBytes)
+		}
+	}
+	f.subs = make([]subFilter, 0, n)
+	for i := range n {
+		nb, _ := f.subBuckets(i)
+		f.subs = append(f.subs, newSub(nb, bucketSize))
+	}
+	f.bytes = total
+	return f, nil
+}
+
+// subBuckets is the bucket count of sub-filter i: base·expansion^i,
+// computed exactly; ErrTooLarge when it exceeds MaxBuckets.
+func (f *Filter) subBuckets(i int) (uint64, error) {
+	nb := f.base
+	for range i {
+		hi, lo := bits.Mul64(nb, f.expansion)
+		if hi != 0 || lo > MaxBuckets {
+			return 0, fmt.Errorf("%w: sub-filter %d would have more than %d buckets", ErrTooLarge, i, uint64(MaxBuckets))
+		}
+		nb = lo
+	}
+	if nb == 0 {
+		return 0, fmt.Errorf("%w: sub-filter %d would have no buckets", ErrTooLarge, i)
+	}
+	return nb, nil
+}
+
+// grow adds a sub-filter, as RedisBloom's CuckooFilter_Grow: ErrTooLarge
+// when there are MaxFilters already, or the new one is beyond the
+// limits.
+func (f *Filter) grow() error {
+	if len(f.subs) >= MaxFilters {
+		return fmt.Errorf("%w: the filter has %d sub-filters already", ErrTooLarge, len(f.subs))
+	}
+	nb, err := f.subBuckets(len(f.subs))
+	if err != nil {
+		return err
+	}
+	size := nb * f.bucketSize
+	if size > f.maxBytes-f.bytes {
+		return fmt.Errorf("%w: a new sub-filter of %d bytes would take the filter past %d bytes", ErrTooLarge, size, f.maxBytes)
+	}
+	f.subs = append(f.subs, newSub(nb, f.bucketSize))
+	f.bytes += size
+	return nil
+}
+
+// nextPow2 is the least power of two ≥ n, 1 for 0, and 0 when it
+// exceeds 2⁶³.
+func nextPow2(n uint64) uint64 {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len64(n-1) // 1 << 64 is 0 in Go
+}
+
+// Info is what RedisBloom's CF.INFO reports of a filter.
+type Info struct {
+	Size          uint64 // bytes, as CF.INFO counts them: 40 + 16·Filters + the bucket bytes
+	Buckets       uint64 // buckets of sub-filter 0
+	Filters       uint64 // sub-filters
+	Items         uint64 // fingerprints stored now
+	Deleted       uint64 // deletes since the last compaction
+	BucketSize    uint64
+	Expansion     uint64 // as stored (New rounds it up to a power of two)
+	MaxIterations uint64
+}
+
+// Info describes the filter as CF.INFO does.
+func (f *Filter) Info() Info {
+	return Info{
+		Size:    40 + 16*uint64(len(f.subs)) + f.bytes,
+		Buckets: f.base, Filters: uint64(len(f.subs)),
+		Items: f.items, Deleted: f.deletes,
+		BucketSize: f.bucketSize, Expansion: f.expansion, MaxIterations: f.maxIterations,
+	}
+}
+
+// Bytes is the memory of the sub-filters' buckets: what WithMaxBytes
+// limits.
+func (f *Filter) Bytes() uint64 { return f.bytes }
+
+// Items is the number of fingerprints stored: adds less deletes.
+func (f *Filter) Items() uint64 { return f.items }
+
+// Filters is the number of sub-filters.
+func (f *Filter) Filters() int { return len(f.subs) }
