@@ -13,9 +13,9 @@ import (
 
 // opsRun is one run: a filter's parameters and the commands on it.
 type opsRun struct {
-	seed                                          uint64
+	seed                                           uint64
 	capacity, bucketSize, maxIterations, expansion uint64
-	cmds                                          [][]string // CF.ADD, CF.ADDNX, CF.DEL, CF.COUNT, CF.EXISTS, CF.COMPACT without the key
+	cmds                                           [][]string // CF.ADD, CF.ADDNX, CF.DEL, CF.COUNT, CF.EXISTS, CF.COMPACT without the key
 }
 
 // maxExpansions is RedisBloom's default cf-max-expansions: CF.ADD refuses
