@@ -1,10 +1,14 @@
 package cuckoo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
+	"strings"
 )
 
 // Random runs of mixed commands, made the same from the same seed, played
@@ -117,4 +121,43 @@ func (run opsRun) play() ([]string, *Filter, error) {
 func (run opsRun) String() string {
 	return fmt.Sprintf("seed %d: capacity %d bucket size %d max iterations %d expansion %d, %d commands",
 		run.seed, run.capacity, run.bucketSize, run.maxIterations, run.expansion, len(run.cmds))
+}
+
+// digest condenses a run's outcome: its replies, CF.INFO and dump.
+func digest(replies []string, info Info, dump []rbChunk) string {
+	h := sha256.New()
+	for _, r := range replies {
+		fmt.Fprintf(h, "%s\n", r)
+	}
+	fmt.Fprintf(h, "%+v\n", info)
+	for _, c := range dump {
+		fmt.Fprintf(h, "%d %x\n", c.it, c.data)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// opsDigestsFile holds the digest of every run as RedisBloom played it
+// (TestRandomRunsMatchRedisBloom -update writes it).
+const opsDigestsFile = "testdata/redisbloom_ops.txt"
+
+// readDigests reads the recorded digests: "seed digest" lines after
+// comments.
+func readDigests() (map[uint64]string, error) {
+	b, err := os.ReadFile(opsDigestsFile)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint64]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var seed uint64
+		var d string
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		if _, err := fmt.Sscan(line, &seed, &d); err != nil {
+			return nil, fmt.Errorf("%s: %q: %v", opsDigestsFile, line, err)
+		}
+		out[seed] = d
+	}
+	return out, nil
 }
