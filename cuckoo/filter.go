@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -79,63 +80,71 @@ func (c config) check(capacity uint64) error {
 	return nil
 }
 
-// newFilter allocates a filter of n sub-filters, checking the sizes
-// first (subBuckets).
+// newFilter allocates a filter of n sub-filters, checking their sizes
+// against the limits first.
 func newFilter(base, bucketSize, maxIterations, expansion uint64, n int, maxBytes uint64) (*Filter, error) {
-	f := &Filter{base: base, bucketSize: bucketSize, maxIterations: maxIterations, expansion: expansion, maxBytes: maxBytes}
-	total := uint64(0)
-	for i := range n {
-		nb, err := f.subBuckets(i)
-		if err != nil {
-			return nil, err
-		}
-		if total += nb * bucketSize; total > maxBytes {
-			return nil, fmt.Errorf("%w: %d sub-filters take more than %d bytes", ErrTooLarge, i+1, maxBytes)
-		}
+	total, err := subBytes(base, expansion, n, bucketSize)
+	if err != nil {
+		return nil, err
 	}
+	if total > maxBytes {
+		return nil, fmt.Errorf("%w: %d sub-filters take %d bytes, more than %d", ErrTooLarge, n, total, maxBytes)
+	}
+	f := &Filter{base: base, bucketSize: bucketSize, maxIterations: maxIterations, expansion: expansion, maxBytes: maxBytes, bytes: total}
 	f.subs = make([]subFilter, 0, n)
-	for i := range n {
-		nb, _ := f.subBuckets(i)
+	for nb := base; len(f.subs) < n; nb *= expansion {
 		f.subs = append(f.subs, newSub(nb, bucketSize))
 	}
-	f.bytes = total
 	return f, nil
 }
 
-// subBuckets is the bucket count of sub-filter i: base·expansion^i,
-// computed exactly; ErrTooLarge when it exceeds MaxBuckets.
-func (f *Filter) subBuckets(i int) (uint64, error) {
-	nb := f.base
-	for range i {
-		hi, lo := bits.Mul64(nb, f.expansion)
-		if hi != 0 || lo > MaxBuckets {
-			return 0, fmt.Errorf("%w: sub-filter %d would have more than %d buckets", ErrTooLarge, i, uint64(MaxBuckets))
+// subBytes is the bytes of n sub-filters of base·expansion^i buckets of
+// bucketSize slots, i = 0..n−1, or ErrTooLarge when one would have more
+// than MaxBuckets buckets or they would take more than 2⁶³ bytes.
+func subBytes(base, expansion uint64, n int, bucketSize uint64) (uint64, error) {
+	total, nb := uint64(0), base
+	for i := range n {
+		if i > 0 {
+			var err error
+			if nb, err = nextBuckets(nb, expansion, i); err != nil {
+				return 0, err
+			}
 		}
-		nb = lo
+		if total += nb * bucketSize; total > math.MaxInt64 {
+			return 0, fmt.Errorf("%w: the sub-filters take more than 2^63 bytes", ErrTooLarge)
+		}
 	}
-	if nb == 0 {
-		return 0, fmt.Errorf("%w: sub-filter %d would have no buckets", ErrTooLarge, i)
+	return total, nil
+}
+
+// nextBuckets is the bucket count of sub-filter i, after one of nb
+// buckets: nb·expansion, or ErrTooLarge when it is 0 or more than
+// MaxBuckets.
+func nextBuckets(nb, expansion uint64, i int) (uint64, error) {
+	hi, lo := bits.Mul64(nb, expansion)
+	if hi != 0 || lo > MaxBuckets || lo == 0 {
+		return 0, fmt.Errorf("%w: sub-filter %d would have %d×%d buckets (1 to 2^56-1 allowed)", ErrTooLarge, i, nb, expansion)
 	}
-	return nb, nil
+	return lo, nil
 }
 
 // grow adds a sub-filter, as RedisBloom's CuckooFilter_Grow: ErrTooLarge
 // when there are MaxFilters already, or the new one is beyond the
 // limits.
 func (f *Filter) grow() error {
-	if len(f.subs) >= MaxFilters {
-		return fmt.Errorf("%w: the filter has %d sub-filters already", ErrTooLarge, len(f.subs))
+	n := len(f.subs)
+	if n >= MaxFilters {
+		return fmt.Errorf("%w: the filter has %d sub-filters already", ErrTooLarge, n)
 	}
-	nb, err := f.subBuckets(len(f.subs))
+	nb, err := nextBuckets(f.subs[n-1].nb, f.expansion, n)
 	if err != nil {
 		return err
 	}
-	size := nb * f.bucketSize
-	if size > f.maxBytes-f.bytes {
+	if size := nb * f.bucketSize; size > f.maxBytes-f.bytes {
 		return fmt.Errorf("%w: a new sub-filter of %d bytes would take the filter past %d bytes", ErrTooLarge, size, f.maxBytes)
 	}
 	f.subs = append(f.subs, newSub(nb, f.bucketSize))
-	f.bytes += size
+	f.bytes += nb * f.bucketSize
 	return nil
 }
 
