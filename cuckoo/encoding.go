@@ -128,10 +128,14 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := newConfig(opts)
+	if size > c.maxBytes {
+		return nil, fmt.Errorf("%w: the sub-filters take %d bytes, more than %d", ErrTooLarge, size, c.maxBytes)
+	}
 	if left, ok := remaining(r); ok && uint64(left) < size+trailerSize {
 		return nil, fmt.Errorf("%w: truncated: %d bytes of sub-filters and trailer expected, %d left", ErrFormat, size+trailerSize, left)
 	}
-	f, err := h.filter(newConfig(opts).maxBytes)
+	f, err := h.filter(c.maxBytes)
 	if err != nil {
 		return nil, err
 	}
