@@ -15,6 +15,7 @@ type Filter struct {
 	items         uint64      // fingerprints stored (RedisBloom's numItems)
 	deletes       uint64      // deletes since the last compaction
 	bucketSize    uint64      // 1..255
+	slots         uint64      // slotBits(bucketSize)
 	maxIterations uint64      // 1..65535
 	expansion     uint64      // as stored: rounded up by New, verbatim from a dump
 	bytes         uint64      // Σ len(subs[i].data)
@@ -28,19 +29,6 @@ type subFilter struct {
 	nb   uint64
 	mask uint64 // nb − 1 when pow2
 	pow2 bool   // nb is a power of two (else the bucket is h mod nb)
-}
-
-// bucket is the offset in s.data of the bucket of hash h.
-func (s *subFilter) bucket(h, bucketSize uint64) uint64 {
-	return s.index(h) * bucketSize
-}
-
-func newSub(nb, bucketSize uint64) subFilter {
-	s := subFilter{data: make([]byte, nb*bucketSize), nb: nb}
-	if nb&(nb-1) == 0 {
-		s.mask, s.pow2 = nb-1, true
-	}
-	return s
 }
 
 // New makes an empty filter for about capacity items, as CF.RESERVE does:
@@ -90,7 +78,7 @@ func newFilter(base, bucketSize, maxIterations, expansion uint64, n int, maxByte
 	if total > maxBytes {
 		return nil, fmt.Errorf("%w: %d sub-filters take %d bytes, more than %d", ErrTooLarge, n, total, maxBytes)
 	}
-	f := &Filter{base: base, bucketSize: bucketSize, maxIterations: maxIterations, expansion: expansion, maxBytes: maxBytes, bytes: total}
+	f := &Filter{base: base, bucketSize: bucketSize, slots: slotBits(bucketSize), maxIterations: maxIterations, expansion: expansion, maxBytes: maxBytes, bytes: total}
 	f.subs = make([]subFilter, 0, n)
 	for nb := base; len(f.subs) < n; nb *= expansion {
 		f.subs = append(f.subs, newSub(nb, bucketSize))

@@ -55,11 +55,8 @@ func (f *Filter) AddUnique(item []byte) (bool, error) { return f.AddUniqueHash(H
 func (f *Filter) AddUniqueString(s string) (bool, error) { return f.AddUniqueHash(HashString(s)) }
 
 func (f *Filter) insertUnique(k key) Status {
-	for i := range f.subs {
-		b1, b2 := f.buckets(&f.subs[i], k)
-		if find(b1, k.fp) || find(b2, k.fp) {
-			return Exists
-		}
+	if f.present(k) {
+		return Exists
 	}
 	return f.insert(k)
 }
@@ -89,16 +86,16 @@ func (f *Filter) insert(k key) Status {
 // place stores k's fingerprint in the first empty slot of its first
 // bucket in s, else of its second, and reports whether there was one.
 func (f *Filter) place(s *subFilter, k key) bool {
-	b1, b2 := f.buckets(s, k)
-	if j := free(b1); j >= 0 {
-		b1[j] = k.fp
-		return true
+	o1, o2 := f.offsets(s, k)
+	j := f.first(s, o1, 0)
+	if j < 0 {
+		j = f.first(s, o2, 0)
 	}
-	if j := free(b2); j >= 0 {
-		b2[j] = k.fp
-		return true
+	if j < 0 {
+		return false
 	}
-	return false
+	s.data[j] = k.fp
+	return true
 }
 
 // kick is RedisBloom's Filter_KOInsert: it carries k's fingerprint into
@@ -114,9 +111,8 @@ func (f *Filter) kick(s *subFilter, k key) bool {
 		slot := &s.data[c*bs+victim]
 		fp, *slot = *slot, fp
 		c = s.index(alt(fp, c))
-		b := s.data[c*bs : c*bs+bs]
-		if j := free(b); j >= 0 {
-			b[j] = fp
+		if j := f.first(s, c*bs, 0); j >= 0 {
+			s.data[j] = fp
 			return true
 		}
 		victim = (victim + 1) % bs

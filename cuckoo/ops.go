@@ -22,42 +22,9 @@ func keyOf(h uint64) key {
 // alt is the other bucket hash of fingerprint fp in bucket (hash) i.
 func alt(fp byte, i uint64) uint64 { return i ^ uint64(fp)*altMul }
 
-// find reports whether slots holds fp.
-func find(slots []byte, fp byte) bool {
-	for _, s := range slots {
-		if s == fp {
-			return true
-		}
-	}
-	return false
-}
-
-// count counts the slots holding fp.
-func count(slots []byte, fp byte) uint64 {
-	n := uint64(0)
-	for _, s := range slots {
-		if s == fp {
-			n++
-		}
-	}
-	return n
-}
-
-// free is the index of the first empty slot, or −1.
-func free(slots []byte) int {
-	for i, s := range slots {
-		if s == 0 {
-			return i
-		}
-	}
-	return -1
-}
-
-// buckets are the slots of k's two buckets in s.
-func (f *Filter) buckets(s *subFilter, k key) (b1, b2 []byte) {
-	bs := f.bucketSize
-	o1, o2 := s.bucket(k.h1, bs), s.bucket(k.h2, bs)
-	return s.data[o1 : o1+bs : o1+bs], s.data[o2 : o2+bs : o2+bs]
+// offsets are the offsets of k's two buckets in s.
+func (f *Filter) offsets(s *subFilter, k key) (o1, o2 uint64) {
+	return s.index(k.h1) * f.bucketSize, s.index(k.h2) * f.bucketSize
 }
 
 // TestHash reports whether an item of hash h may be in the filter: its
@@ -65,10 +32,19 @@ func (f *Filter) buckets(s *subFilter, k key) (b1, b2 []byte) {
 // a false positive; never a false negative for an item added and not
 // deleted (as CF.EXISTS).
 func (f *Filter) TestHash(h uint64) bool {
-	k := keyOf(h)
+	return f.present(keyOf(h))
+}
+
+// present is TestHash of k.
+func (f *Filter) present(k key) bool {
 	for i := range f.subs {
-		b1, b2 := f.buckets(&f.subs[i], k)
-		if find(b1, k.fp) || find(b2, k.fp) {
+		s := &f.subs[i]
+		o1, o2 := f.offsets(s, k)
+		if f.slots != 0 { // both words read before either is tested, so their cache misses overlap
+			if f.matches(s, o1, k.fp)|f.matches(s, o2, k.fp) != 0 {
+				return true
+			}
+		} else if f.has(s, o1, k.fp) || f.has(s, o2, k.fp) {
 			return true
 		}
 	}
@@ -89,8 +65,9 @@ func (f *Filter) CountHash(h uint64) uint64 {
 	k := keyOf(h)
 	n := uint64(0)
 	for i := range f.subs {
-		b1, b2 := f.buckets(&f.subs[i], k)
-		n += count(b1, k.fp) + count(b2, k.fp)
+		s := &f.subs[i]
+		o1, o2 := f.offsets(s, k)
+		n += f.count(s, o1, k.fp) + f.count(s, o2, k.fp)
 	}
 	return n
 }
@@ -111,28 +88,22 @@ func (f *Filter) CountString(s string) uint64 { return f.CountHash(HashString(s)
 func (f *Filter) DeleteHash(h uint64) bool {
 	k := keyOf(h)
 	for i := len(f.subs) - 1; i >= 0; i-- {
-		b1, b2 := f.buckets(&f.subs[i], k)
-		if !remove(b1, k.fp) && !remove(b2, k.fp) {
+		s := &f.subs[i]
+		o1, o2 := f.offsets(s, k)
+		j := f.first(s, o1, k.fp)
+		if j < 0 {
+			j = f.first(s, o2, k.fp)
+		}
+		if j < 0 {
 			continue
 		}
+		s.data[j] = 0
 		f.items--
 		f.deletes++
 		if len(f.subs) > 1 && float64(f.deletes) > float64(f.items)*0.10 {
 			f.compact(false)
 		}
 		return true
-	}
-	return false
-}
-
-// remove empties the first slot holding fp and reports whether there was
-// one.
-func remove(slots []byte, fp byte) bool {
-	for i, s := range slots {
-		if s == fp {
-			slots[i] = 0
-			return true
-		}
 	}
 	return false
 }
