@@ -39,7 +39,7 @@ func TestCuckooAdapters(t *testing.T) {
 
 // cuckooSizes are the sizes of the cuckoo benchmarks: each library's
 // filter is made for n keys and filled with n.
-var cuckooSizes = []int{1_000_000}
+var cuckooSizes = []int{1_000_000, 10_000_000}
 
 // BenchmarkCuckoo times Add (filling fresh filters), Test (a random mix
 // of present and absent keys on a full filter) and Delete (emptying a
