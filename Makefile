@@ -21,7 +21,7 @@ race:
 accuracy:
 	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' .
 
-FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk
+FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk FuzzLoadRedisBloomHeader
 
 # Every fuzz target, with execution-count budgets (see the script).
 fuzz-short:

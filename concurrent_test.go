@@ -32,6 +32,7 @@ func TestConcurrentAddTest(t *testing.T) {
 		{"blocked", Blocked, false, true},
 		{"classic", Classic, false, true},
 		{"blocked/keyed", Blocked, true, true},
+		{"redisbloom", RedisBloom, false, true},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			f := newFilterT(t, total, 0.01, v.opts()...)
@@ -159,7 +160,7 @@ func TestConcurrentAddTest(t *testing.T) {
 // is present afterwards, and every key was reported new at least once.
 func TestConcurrentSameKeys(t *testing.T) {
 	const writers, n = 4, 5000
-	for _, layout := range []Layout{Blocked, Classic} {
+	for _, layout := range []Layout{Blocked, Classic, RedisBloom} {
 		t.Run(layout.String(), func(t *testing.T) {
 			f := newFilterT(t, n, 1e-6, WithLayout(layout), WithConcurrent())
 			var newCount [n]atomic.Int32

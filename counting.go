@@ -52,7 +52,7 @@ type Counting struct {
 	k     uint32
 
 	concurrent bool
-	key        *sipKey // nil when unkeyed
+	ext        *filterExt // the key; nil when unkeyed
 
 	n uint64  // expected items (capacity)
 	p float64 // target false-positive rate at n
@@ -132,7 +132,7 @@ func newCounting(n uint64, p float64, m uint64, k uint32, c config) (*Counting, 
 		n:          n,
 		p:          p,
 	}
-	f.key = c.sipKey()
+	f.ext = c.ext(Sizing{Layout: Classic})
 	if c.concurrent {
 		f.stripes = new([8]countingStripe)
 	}
@@ -141,7 +141,7 @@ func newCounting(n uint64, p float64, m uint64, k uint32, c config) (*Counting, 
 
 // Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
 // under the filter's key.
-func (c *Counting) Hash(item []byte) Hash { return c.key.hash(item) }
+func (c *Counting) Hash(item []byte) Hash { return c.ext.hash(item) }
 
 // Add increments item's k counters (each distinct counter once, however
 // many of the k probes land on it), each saturating at 15. Add never
@@ -359,10 +359,10 @@ func (c *Counting) Bytes() uint64 { return c.m / 2 }
 func (c *Counting) Layout() Layout { return Classic }
 
 // HashID names the filter's hash function.
-func (c *Counting) HashID() HashID { return c.key.id() }
+func (c *Counting) HashID() HashID { return c.ext.hashID() }
 
 // Keyed reports whether the filter hashes with a secret key.
-func (c *Counting) Keyed() bool { return c.key != nil }
+func (c *Counting) Keyed() bool { return c.ext.keyed() }
 
 // Concurrent reports whether the filter was made WithConcurrent.
 func (c *Counting) Concurrent() bool { return c.concurrent }

@@ -19,8 +19,8 @@ func (c *Counting) header() header {
 		kind: kindCounting, layout: uint8(Classic), hash: uint8(c.HashID()),
 		m: c.m * counterBits, k: c.k, n: c.n, p: c.p, count: c.Inserted(),
 	}
-	if c.key != nil {
-		h.flags, h.keyCheck = flagKeyed, c.key.check()
+	if c.ext.keyed() {
+		h.flags, h.keyCheck = flagKeyed, c.ext.check()
 	}
 	return h
 }
@@ -45,7 +45,7 @@ func (c *Counting) MarshalBinary() ([]byte, error) { return marshalEncoding(c, c
 // DefaultMaxBytes and, when r can tell its length, against the bytes
 // left, before allocating. On any error c is left unchanged.
 func (c *Counting) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := decodeCounting(r, readerConfig(c.key, c.concurrent))
+	g, n, err := decodeCounting(r, readerConfig(c.ext, c.concurrent))
 	if err != nil {
 		return n, err
 	}
@@ -58,7 +58,7 @@ func (c *Counting) ReadFrom(r io.Reader) (int64, error) {
 // and errors as for ReadFrom.
 func (c *Counting) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
-	g := Counting{concurrent: c.concurrent, key: c.key}
+	g := Counting{concurrent: c.concurrent, ext: c.ext}
 	if _, err := g.ReadFrom(r); err != nil {
 		return err
 	}

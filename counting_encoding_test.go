@@ -131,7 +131,7 @@ func TestCountingEncodingLayout(t *testing.T) {
 		{"flags", uint64(data[13]), 1},
 		{"m", le.Uint64(data[16:]), 4 * c.Counters()},
 		{"k", uint64(le.Uint32(data[24:])), uint64(c.K())},
-		{"key check", uint64(le.Uint32(data[28:])), uint64(c.key.check())},
+		{"key check", uint64(le.Uint32(data[28:])), uint64(c.ext.check())},
 		{"n", le.Uint64(data[32:]), 100},
 		{"p", le.Uint64(data[40:]), math.Float64bits(0.01)},
 		{"count", le.Uint64(data[48:]), 1},

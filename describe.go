@@ -16,11 +16,16 @@ import (
 func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
 
 // Growth returns the rule the filter grows by, defaults filled in:
-// Expansion (0 when NonScaling), Tightening and FirstShare. NewScalable
+// Expansion (0 when NonScaling, except in the RedisBloom layout, which
+// records it as given), Tightening and FirstShare. NewScalable
 // with WithGrowth of it, InitialCap and TargetFPR makes a filter that
 // grows the same way.
 func (s *Scalable) Growth() Growth {
-	return Growth{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f}
+	g := Growth{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f}
+	if g.NonScaling && s.Layout() == RedisBloom {
+		g.Expansion = uint64(s.prm.rbGrowth) // recorded as given
+	}
+	return g
 }
 
 // Layout is the layout of every sub-filter.

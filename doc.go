@@ -16,7 +16,8 @@
 //   - 64-bit everywhere: 128-bit item hashes, 64-bit sizes, probes mapped
 //     to a range by a 64x64->128 multiply (never a biased modulo), and
 //     probe positions drawn from independent hash bits (never a double
-//     hashing sequence that can collapse onto one bit).
+//     hashing sequence that can collapse onto one bit), except in the
+//     RedisBloom layout (below), which is RedisBloom's.
 //   - Bad input gets an error, never a panic: invalid n or p, sizes above
 //     the limit (DefaultMaxBytes, 16 GiB; see WithMaxBytes), malformed or
 //     corrupted encodings.
@@ -29,6 +30,14 @@
 // p = 1e-5 as sized by New. Classic spreads the bits over the whole array
 // and uses the least memory. Size reports the geometry of both without
 // allocating.
+//
+// RedisBloom is RedisBloom's own layout, bit for bit, for compatibility
+// only: its hash, sizing and growth, so that a Scalable filter moves to
+// and from a real RedisBloom by BF.SCANDUMP and BF.LOADCHUNK chunks
+// (DumpChunk, LoadDumpHeader, LoadChunk) and answers as it did there,
+// false positives included. It keeps no false negatives but has
+// RedisBloom's rate, not the guarantee above: small filters miss p
+// (docs/DESIGN.md §10).
 //
 // # Scalable and counting filters
 //

@@ -27,11 +27,17 @@ import (
 const (
 	formatMagic   = "BLOOMERY"
 	formatVersion = 1
-	headerSize    = 64
-	trailerSize   = 8
-	kindFilter    = 1
-	flagKeyed     = 1
-	chunkBytes    = 1 << 20 // payload I/O unit
+	// formatVersionRB is the version of encodings in the RedisBloom
+	// layout, and only of them: version 1 plus layout 3, hash 3, and the
+	// bits per entry in bytes 28–31 and 56–59 (reserved in version 1), so
+	// that a version-1 reader refuses such a file as a newer version, not
+	// as a corrupt one.
+	formatVersionRB = 2
+	headerSize      = 64
+	trailerSize     = 8
+	kindFilter      = 1
+	flagKeyed       = 1
+	chunkBytes      = 1 << 20 // payload I/O unit
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -46,13 +52,14 @@ type header struct {
 	n                         uint64
 	p                         float64
 	count                     uint64
+	bpe                       float64 // layout 3 only: bytes 28–31 and 56–59
 }
 
 func (h *header) marshal() []byte {
 	b := make([]byte, headerSize)
 	copy(b, formatMagic)
 	le := binary.LittleEndian
-	le.PutUint16(b[8:], formatVersion)
+	le.PutUint16(b[8:], h.version())
 	b[10], b[11], b[12], b[13] = h.kind, h.layout, h.hash, h.flags
 	le.PutUint64(b[16:], h.m)
 	le.PutUint32(b[24:], h.k)
@@ -60,8 +67,22 @@ func (h *header) marshal() []byte {
 	le.PutUint64(b[32:], h.n)
 	le.PutUint64(b[40:], math.Float64bits(h.p))
 	le.PutUint64(b[48:], h.count)
+	if Layout(h.layout) == RedisBloom { // never keyed: the key check's room holds the low half
+		bpe := math.Float64bits(h.bpe)
+		le.PutUint32(b[28:], uint32(bpe))
+		le.PutUint32(b[56:], uint32(bpe>>32))
+	}
 	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
 	return b
+}
+
+// version is the format version of an encoding with header h: 2 in the
+// RedisBloom layout, else 1.
+func (h *header) version() uint16 {
+	if Layout(h.layout) == RedisBloom {
+		return formatVersionRB
+	}
+	return formatVersion
 }
 
 func parseHeader(b []byte) (header, error) {
@@ -69,8 +90,8 @@ func parseHeader(b []byte) (header, error) {
 	if string(b[:8]) != formatMagic {
 		return header{}, fmt.Errorf("%w: bad magic %q", ErrFormat, b[:8])
 	}
-	if v := le.Uint16(b[8:]); v != formatVersion {
-		return header{}, fmt.Errorf("%w: format version %d, this reader supports %d", ErrFormat, v, formatVersion)
+	if v := le.Uint16(b[8:]); v != formatVersion && v != formatVersionRB {
+		return header{}, fmt.Errorf("%w: format version %d, this reader supports %d and %d", ErrFormat, v, formatVersion, formatVersionRB)
 	}
 	if got, want := crc32.Checksum(b[:60], castagnoli), le.Uint32(b[60:]); got != want {
 		return header{}, fmt.Errorf("%w: header CRC %08x, stored %08x", ErrChecksum, got, want)
@@ -80,7 +101,16 @@ func parseHeader(b []byte) (header, error) {
 		m: le.Uint64(b[16:]), k: le.Uint32(b[24:]), keyCheck: le.Uint32(b[28:]),
 		n: le.Uint64(b[32:]), p: math.Float64frombits(le.Uint64(b[40:])), count: le.Uint64(b[48:]),
 	}
-	if b[14] != 0 || b[15] != 0 || le.Uint32(b[56:]) != 0 || h.flags&^flagKeyed != 0 {
+	if v := le.Uint16(b[8:]); v != h.version() {
+		return header{}, fmt.Errorf("%w: format version %d with layout %d (version %d has layout 3 and only it)", ErrFormat, v, h.layout, formatVersionRB)
+	}
+	if Layout(h.layout) == RedisBloom {
+		h.bpe = math.Float64frombits(uint64(le.Uint32(b[56:]))<<32 | uint64(h.keyCheck))
+		h.keyCheck = 0
+	} else if le.Uint32(b[56:]) != 0 {
+		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
+	}
+	if b[14] != 0 || b[15] != 0 || h.flags&^flagKeyed != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
 	if h.flags&flagKeyed == 0 && h.keyCheck != 0 {
@@ -95,9 +125,10 @@ func (f *Filter) header() header {
 		kind: kindFilter, layout: uint8(f.layout), hash: uint8(f.HashID()),
 		m: f.m(), k: f.k, n: f.n, p: f.p, count: f.Inserted(),
 	}
-	if f.key != nil {
+	if f.ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
 	}
+	h.bpe = f.ext.bitsPerEntry()
 	return h
 }
 
@@ -185,7 +216,7 @@ func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
 // error f is left unchanged.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	c := config{maxBytes: DefaultMaxBytes, concurrent: f.concurrent}
-	c.keyed, c.key = keyConfig(f.key)
+	c.keyed, c.key = keyConfig(f.ext)
 	g, n, err := decode(r, c)
 	if err != nil {
 		return n, err
@@ -196,9 +227,9 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 
 // readerConfig is the decoding configuration of a receiver with the given
 // key and concurrency mode, at the default size limit.
-func readerConfig(key *sipKey, concurrent bool) config {
+func readerConfig(e *filterExt, concurrent bool) config {
 	c := config{maxBytes: DefaultMaxBytes, concurrent: concurrent}
-	c.keyed, c.key = keyConfig(key)
+	c.keyed, c.key = keyConfig(e)
 	return c
 }
 
@@ -208,7 +239,7 @@ func readerConfig(key *sipKey, concurrent bool) config {
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	var g Filter
-	g.concurrent, g.key = f.concurrent, f.key
+	g.concurrent, g.ext = f.concurrent, f.ext
 	if _, err := g.ReadFrom(r); err != nil {
 		return err
 	}
@@ -327,11 +358,13 @@ func checkPayloadSize(r io.Reader, size uint64, c config) error {
 
 func checkHash(h header, c config) error {
 	keyed := h.flags&flagKeyed != 0
+	rb := Layout(h.layout) == RedisBloom
 	switch {
-	case HashID(h.hash) == HashXXH3 && !keyed:
-	case HashID(h.hash) == HashSipHash && keyed:
+	case HashID(h.hash) == HashXXH3 && !keyed && !rb:
+	case HashID(h.hash) == HashSipHash && keyed && !rb:
+	case HashID(h.hash) == HashMurmur64A && !keyed && rb:
 	default:
-		return fmt.Errorf("%w: unsupported hash %s (keyed=%v)", ErrFormat, HashID(h.hash), keyed)
+		return fmt.Errorf("%w: unsupported hash %s (keyed=%v) for layout %s", ErrFormat, HashID(h.hash), keyed, Layout(h.layout))
 	}
 	switch {
 	case keyed && !c.keyed:

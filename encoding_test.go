@@ -782,7 +782,7 @@ func TestEncodingFieldChecks(t *testing.T) {
 		{"kind 2", blocked, nil, u8(10, 2), []error{ErrFormat}},
 		{"kind 255", blocked, nil, u8(10, 255), []error{ErrFormat}},
 		{"layout 0", blocked, nil, u8(11, 0), []error{ErrFormat, ErrInvalidLayout}},
-		{"layout 3", blocked, nil, u8(11, 3), []error{ErrFormat, ErrInvalidLayout}},
+		{"layout 4", blocked, nil, u8(11, 4), []error{ErrFormat, ErrInvalidLayout}},
 		{"layout 255", blocked, nil, u8(11, 255), []error{ErrFormat, ErrInvalidLayout}},
 		{"hash 0", blocked, nil, u8(12, 0), []error{ErrFormat}},
 		{"hash 3", blocked, nil, u8(12, 3), []error{ErrFormat}},

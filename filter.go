@@ -17,8 +17,8 @@ import (
 // and UnmarshalBinary always need exclusive access.
 type Filter struct {
 	// The hot path reads the first 40 bytes: keep them together.
-	words      []uint64 // the bit array, m/64 words, 64-byte aligned
-	key        *sipKey  // SipHash key, nil when unkeyed
+	words      []uint64   // the bit array, m/64 words, 64-byte aligned
+	ext        *filterExt // key or RedisBloom bits per entry; nil for unkeyed XXH3
 	k          uint32
 	layout     Layout
 	mode       uint8 // modeBlocked for the fast path, else modeOther
@@ -67,8 +67,9 @@ func New(n uint64, p float64, opts ...Option) (*Filter, error) {
 // bits, k, and the n and p it is meant for). Bits must be a positive
 // multiple of 64 (512 for Blocked), and the geometry must hold its rate
 // (Sizing.CheckRate: the decoders refuse a filter that does not, so
-// NewSized refuses to make one). The layout comes from s; a WithLayout
-// option is ignored.
+// NewSized refuses to make one; for the RedisBloom layout, it must be
+// RedisBloom's geometry for N and P). The layout comes from s; a
+// WithLayout option is ignored.
 func NewSized(s Sizing, opts ...Option) (*Filter, error) {
 	c := newConfig(opts)
 	c.layout = s.Layout
@@ -87,15 +88,18 @@ func checkSizing(s Sizing) error {
 		if s.Bits == 0 || s.Bits%BlockBits != 0 {
 			return fmt.Errorf("%w: blocked filter bits %d is not a positive multiple of %d", ErrInvalidSize, s.Bits, BlockBits)
 		}
-	case Classic:
+	case Classic, RedisBloom:
 		if s.Bits == 0 || s.Bits%64 != 0 {
-			return fmt.Errorf("%w: classic filter bits %d is not a positive multiple of 64", ErrInvalidSize, s.Bits)
+			return fmt.Errorf("%w: %s filter bits %d is not a positive multiple of 64", ErrInvalidSize, s.Layout, s.Bits)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrInvalidLayout, s.Layout)
 	}
-	if s.K < 1 || s.K > MaxK {
-		return fmt.Errorf("%w: k = %d, want 1..%d", ErrInvalidK, s.K, MaxK)
+	if maxK := s.Layout.maxK(); s.K < 1 || s.K > maxK {
+		return fmt.Errorf("%w: k = %d, want 1..%d", ErrInvalidK, s.K, maxK)
+	}
+	if err := s.checkBPE(); err != nil {
+		return err
 	}
 	if s.N == 0 {
 		return ErrInvalidCapacity
@@ -118,13 +122,23 @@ func newFilter(s Sizing, c config) (*Filter, error) {
 // concurrency mode and size limit (so that a Scalable can hold its first
 // sub-filter in place).
 func initFilter(f *Filter, s Sizing, c config) error {
+	if err := c.checkLayout(s.Layout); err != nil {
+		return err
+	}
 	if s.Bytes() > c.maxBytes || s.Bytes() > maxArrayBytes {
 		return fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
 			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
 	}
+	f.setup(s, c, alignedWords(s.Bits/64))
+	return nil
+}
+
+// setup makes *f an empty filter of geometry s over words (all zero,
+// s.Bits/64 of them), with c's key and concurrency mode.
+func (f *Filter) setup(s Sizing, c config, words []uint64) {
 	*f = Filter{
-		words:      alignedWords(s.Bits / 64),
-		key:        c.sipKey(),
+		words:      words,
+		ext:        c.ext(s),
 		k:          s.K,
 		layout:     s.Layout,
 		concurrent: c.concurrent,
@@ -136,6 +150,14 @@ func initFilter(f *Filter, s Sizing, c config) error {
 	}
 	if f.layout == Blocked && !f.concurrent {
 		f.mode = modeBlocked
+	}
+}
+
+// checkLayout refuses what layout l cannot be made with: a key in the
+// RedisBloom layout, whose hash is RedisBloom's.
+func (c config) checkLayout(l Layout) error {
+	if l == RedisBloom && c.keyed {
+		return fmt.Errorf("%w: the RedisBloom layout hashes with RedisBloom's MurmurHash64A and cannot be keyed (WithKey)", ErrInvalidLayout)
 	}
 	return nil
 }
@@ -162,17 +184,17 @@ func alignedWords(n uint64) []uint64 {
 	return buf
 }
 
-// Hash returns the filter's hash of item: XXH3-128, or SipHash-2-4-128
-// under the filter's key.
-func (f *Filter) Hash(item []byte) Hash { return f.key.hash(item) }
+// Hash returns the filter's hash of item: XXH3-128, SipHash-2-4-128
+// under the filter's key, or RedisBloomHash in the RedisBloom layout.
+func (f *Filter) Hash(item []byte) Hash { return f.ext.hash(item) }
 
 // Add inserts item and reports whether it was new: whether at least one of
 // its bits was unset before. A false result means the item was present
 // or is a false positive. Add never retains or modifies item.
 func (f *Filter) Add(item []byte) bool {
 	var h Hash
-	if f.key != nil {
-		h = f.key.keyed(item)
+	if f.ext != nil {
+		h = f.ext.hashOther(item)
 	} else {
 		h = HashBytes(item)
 	}
@@ -193,8 +215,8 @@ func (f *Filter) AddString(s string) bool { return f.Add(bytesOf(s)) }
 // not; true may be a false positive, with about the filter's rate.
 func (f *Filter) Test(item []byte) bool {
 	var h Hash
-	if f.key != nil {
-		h = f.key.keyed(item)
+	if f.ext != nil {
+		h = f.ext.hashOther(item)
 	} else {
 		h = HashBytes(item)
 	}
@@ -224,9 +246,12 @@ func (f *Filter) AddHash(h Hash) bool {
 //go:noinline
 func (f *Filter) addOther(h Hash) bool {
 	var changed bool
-	if f.concurrent {
+	switch {
+	case f.concurrent:
 		changed = f.addAtomic(h)
-	} else {
+	case f.layout == RedisBloom:
+		changed = f.addRedisBloom(h)
+	default:
 		changed = f.addClassic(h)
 	}
 	if changed {
@@ -245,8 +270,11 @@ func (f *Filter) TestHash(h Hash) bool {
 
 //go:noinline
 func (f *Filter) testOther(h Hash) bool {
-	if f.concurrent {
+	switch {
+	case f.concurrent:
 		return f.testAtomic(h)
+	case f.layout == RedisBloom:
+		return f.testRedisBloom(h)
 	}
 	return f.testClassic(h)
 }
@@ -270,15 +298,15 @@ func (f *Filter) Bytes() uint64 { return f.m() / 8 }
 func (f *Filter) Layout() Layout { return f.layout }
 
 // HashID names the filter's hash function.
-func (f *Filter) HashID() HashID { return f.key.id() }
+func (f *Filter) HashID() HashID { return f.ext.hashID() }
 
 // Keyed reports whether the filter hashes with a secret key.
-func (f *Filter) Keyed() bool { return f.key != nil }
+func (f *Filter) Keyed() bool { return f.ext.keyed() }
 
 // Concurrent reports whether the filter was made WithConcurrent.
 func (f *Filter) Concurrent() bool { return f.concurrent }
 
 // Sizing returns the filter's geometry.
 func (f *Filter) Sizing() Sizing {
-	return Sizing{Layout: f.layout, N: f.n, P: f.p, Bits: f.m(), K: f.k}
+	return Sizing{Layout: f.layout, N: f.n, P: f.p, Bits: f.m(), K: f.k, BPE: f.ext.bitsPerEntry()}
 }

@@ -152,7 +152,7 @@ func TestNewSizedValidation(t *testing.T) {
 		{"k 65", Sizing{Layout: Blocked, N: 100, P: 0.01, Bits: 1024, K: 65}, ErrInvalidK},
 		{"classic k 65", Sizing{Layout: Classic, N: 100, P: 0.01, Bits: 1024, K: 65}, ErrInvalidK},
 		{"layout 0", Sizing{Layout: 0, N: 100, P: 0.01, Bits: 1024, K: 6}, ErrInvalidLayout},
-		{"layout 3", Sizing{Layout: 3, N: 100, P: 0.01, Bits: 1024, K: 6}, ErrInvalidLayout},
+		{"layout 4", Sizing{Layout: 4, N: 100, P: 0.01, Bits: 1024, K: 6}, ErrInvalidLayout},
 		{"n 0", Sizing{Layout: Blocked, N: 0, P: 0.01, Bits: 1024, K: 6}, ErrInvalidCapacity},
 		{"p 0", Sizing{Layout: Blocked, N: 100, P: 0, Bits: 1024, K: 6}, ErrInvalidRate},
 		{"p 1", Sizing{Layout: Blocked, N: 100, P: 1, Bits: 1024, K: 6}, ErrInvalidRate},

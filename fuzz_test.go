@@ -66,6 +66,16 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 			}
 		}
 	}
+	rb, err := New(100, 0.01, WithLayout(RedisBloom))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rb.AddString("apple")
+	b, err := rb.MarshalBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	valid = append(valid, b)
 	seeds = append(seeds, valid...)
 	v := valid[0]
 	flip := func(at int) []byte { c := bytes.Clone(v); c[at] ^= 0x10; return c }

@@ -27,6 +27,10 @@ const (
 	// HashSipHash is SipHash-2-4 with 128-bit output under a secret
 	// 128-bit key: for untrusted input. Select it with WithKey.
 	HashSipHash HashID = 2
+	// HashMurmur64A is RedisBloom's hash, the only hash of the RedisBloom
+	// layout: H1 = MurmurHash64A(item, seed 0xc6a4a7935bd1e995) and
+	// H2 = MurmurHash64A(item, seed H1) (RedisBloomHash). Not keyed.
+	HashMurmur64A HashID = 3
 )
 
 // String names the hash function.
@@ -36,6 +40,8 @@ func (h HashID) String() string {
 		return "xxh3-128"
 	case HashSipHash:
 		return "siphash-2-4-128"
+	case HashMurmur64A:
+		return "murmur64a-pair"
 	}
 	return fmt.Sprintf("hash(%d)", uint8(h))
 }
@@ -114,4 +120,4 @@ func KeyCheck(key [16]byte) uint32 { return keyCheck(keyWords(key)) }
 
 // KeyCheck is the check value of the filter's key (see the function
 // KeyCheck), or 0 for an unkeyed filter.
-func (f *Filter) KeyCheck() uint32 { return f.key.check() }
+func (f *Filter) KeyCheck() uint32 { return f.ext.check() }

@@ -172,13 +172,8 @@ func mappedFilter(data []byte, s Sizing, h header, c config) (*Filter, error) {
 	// The mapping is page-aligned, so the payload at offset 64 is 64-byte
 	// aligned, as alignedWords makes a heap bit array.
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(payload))), len(payload)/8)
-	f := &Filter{
-		words: words, k: s.K,
-		layout: s.Layout, n: s.N, p: s.P, key: c.sipKey(),
-	}
-	if f.layout == Blocked {
-		f.mode = modeBlocked
-	}
+	f := new(Filter)
+	f.setup(s, c, words) // c is not concurrent: nothing writes
 	f.setInserted(h.count)
 	return f, nil
 }

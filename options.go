@@ -21,22 +21,30 @@ type config struct {
 	skipCRC    bool   // OpenFile: do not check the payload's CRC
 }
 
-// sipKey is the key of c as a filter holds it, or nil when unkeyed.
-func (c config) sipKey() *sipKey {
-	if !c.keyed {
-		return nil
+// ext is what a filter of geometry s made with c holds beyond the
+// common fields: its key when keyed, its bits per entry in the
+// RedisBloom layout (s.BPE, or RedisBloom's for s.P when 0), else nil.
+func (c config) ext(s Sizing) *filterExt {
+	switch {
+	case s.Layout == RedisBloom:
+		if e := redisBloomRate(s.P); s.BPE == 0 || s.BPE == e.ext.bpe {
+			return &e.ext // shared: it never changes
+		}
+		return &filterExt{id: HashMurmur64A, bpe: s.BPE}
+	case c.keyed:
+		k0, k1 := keyWords(c.key)
+		return &filterExt{id: HashSipHash, k0: k0, k1: k1}
 	}
-	k0, k1 := keyWords(c.key)
-	return &sipKey{k0, k1}
+	return nil
 }
 
 // keyConfig is the key of a filter as a config holds it.
-func keyConfig(key *sipKey) (keyed bool, k [16]byte) {
-	if key == nil {
+func keyConfig(e *filterExt) (keyed bool, k [16]byte) {
+	if !e.keyed() {
 		return false, k
 	}
-	binary.LittleEndian.PutUint64(k[:8], key.k0)
-	binary.LittleEndian.PutUint64(k[8:], key.k1)
+	binary.LittleEndian.PutUint64(k[:8], e.k0)
+	binary.LittleEndian.PutUint64(k[8:], e.k1)
 	return true, k
 }
 
@@ -56,7 +64,8 @@ func WithLayout(l Layout) Option {
 // WithKey hashes items with SipHash-2-4 under this secret 128-bit key
 // instead of the unkeyed XXH3, so that whoever chooses the items cannot
 // choose collisions. Keep the key: a keyed filter can be read back only
-// with it. default: unkeyed.
+// with it. The RedisBloom layout has RedisBloom's hash and refuses a key.
+// default: unkeyed.
 func WithKey(key [16]byte) Option {
 	return func(c config) config { c.keyed, c.key = true, key; return c }
 }

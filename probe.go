@@ -25,6 +25,9 @@ import (
 // w_i = probeWord(h, i) for i >= 2: k independent 64-bit words mapped to
 // [0, m) by a 64x64->128 multiply, never a collapsing h1 + i*h2 or a
 // biased modulo.
+//
+// RedisBloom: probe i is physical bit (H1 + i·H2) mod m, RedisBloom's own
+// double hashing (redisbloom.go), kept only to answer as RedisBloom does.
 
 // mulhi maps x uniformly onto [0, n).
 func mulhi(x, n uint64) uint64 {
@@ -194,9 +197,15 @@ func (f *Filter) forEachOffset(h Hash, fn func(x uint64)) {
 // forEachOffset is Filter.forEachOffset for a geometry: layout, m bits
 // (a multiple of 512 for Blocked), k probes.
 func forEachOffset(layout Layout, m uint64, k uint32, h Hash, fn func(x uint64)) {
-	if layout == Classic {
+	switch layout {
+	case Classic:
 		for i := range k {
 			fn(mulhi(classicWord(h, i), m))
+		}
+		return
+	case RedisBloom:
+		for i := range uint64(k) {
+			fn((h.H1 + i*h.H2) % m)
 		}
 		return
 	}
@@ -237,7 +246,10 @@ func (s Sizing) Offsets(h Hash, dst []uint64) []uint64 {
 // both report true.
 func (f *Filter) addAtomic(h Hash) bool {
 	changed := false
-	if f.layout == Classic {
+	switch f.layout {
+	case RedisBloom:
+		return f.addRedisBloomAtomic(h)
+	case Classic:
 		for i := range f.k {
 			changed = orBit(f.words, mulhi(classicWord(h, i), f.m())) || changed
 		}
@@ -267,7 +279,10 @@ func orBit(words []uint64, x uint64) bool {
 
 func (f *Filter) testAtomic(h Hash) bool {
 	var miss uint64
-	if f.layout == Classic {
+	switch f.layout {
+	case RedisBloom:
+		return f.testRedisBloomAtomic(h)
+	case Classic:
 		for i := range f.k {
 			x := mulhi(classicWord(h, i), f.m())
 			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])

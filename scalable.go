@@ -2,8 +2,6 @@ package bloom
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -19,7 +17,8 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // arrives and the last one holds as many items as its capacity.
 //
 // The error budget: sub-filter 0 gets p·f (the first share, default 0.9),
-// sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5).
+// sub-filter i ≥ 1 gets p·(1−f)·(1−r)·r^(i−1) (tightening r, default 0.5);
+// the one sub-filter of a non-scaling filter gets all of it, p.
 // With f = 1−r this is the textbook split p·(1−r)·r^i; RedisBloom uses
 // f = r = 0.5 (WithRedisBloomSplit). The default f = 0.9 keeps a
 // filter that never grows within 5% of a Filter of the same n and p (the
@@ -28,8 +27,12 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // about 3.3 more bits per item in them. docs/BENCHMARKS.md has figures.
 //
 // With WithRedisBloomSplit the growth and counting rules are exactly
-// RedisBloom's: first sub-filter at p/2, each next one with capacity ×
-// expansion and error × 0.5, the count growing only for new items; BF.INFO's
+// RedisBloom's: first sub-filter at p/2 (at p when non-scaling), each
+// next one with capacity × expansion and error × 0.5, the count growing
+// only for new items; in the RedisBloom layout (WithLayout(RedisBloom),
+// which implies the split) the sub-filters are RedisBloom's own, bit for
+// bit, and may be more than MaxSubFilters, as many as RedisBloom's error
+// halving allows (about 1,070). BF.INFO's
 // Capacity, Number of filters, Number of items inserted and Expansion rate
 // come out the same for the same commands. (Those counters do not depend on
 // the error split, so they match in the default mode too.)
@@ -65,6 +68,7 @@ type growthParams struct {
 	r        float64 // tightening ratio
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
+	rbGrowth uint32  // RedisBloom layout: its dump's growth field (s, unless non-scaling)
 }
 
 // sharedParams interns growthParams, up to maxSharedParams distinct
@@ -94,60 +98,26 @@ func params(v growthParams) *growthParams {
 	return p
 }
 
-// Growth is the growth rule of a Scalable filter: what the options
-// WithExpansion, WithNonScaling, WithTightening, WithFirstShare and
-// WithRedisBloomSplit set one at a time, WithGrowth all at once, and
-// Scalable.Growth reports. Zero fields take their defaults.
-type Growth struct {
-	_ struct{} // forces named fields
-
-	// Expansion is the capacity growth factor s of each next sub-filter.
-	// default: 2.
-	Expansion uint64
-	// NonScaling makes the filter refuse new items beyond its capacity
-	// with ErrFull instead of growing. default: false.
-	NonScaling bool
-	// Tightening is the error ratio r between consecutive sub-filters
-	// after the first, in (0, 1). default: 0.5.
-	Tightening float64
-	// FirstShare is the share f of the error budget given to the first
-	// sub-filter, in (0, 1). default: 0.9.
-	FirstShare float64
-	// RedisBloom selects RedisBloom's split: FirstShare and Tightening
-	// 0.5 (setting either to another value is an error).
-	RedisBloom bool
-}
-
-// Default error split of a Scalable filter.
-const (
-	DefaultTightening = 0.5
-	DefaultFirstShare = 0.9
-)
-
-// MaxSubFilters bounds the number of sub-filters of a Scalable filter.
-const MaxSubFilters = 64
-
-// MaxExpansion bounds the growth factor of a Scalable filter: each
-// sub-filter at most 2^32 times the capacity of the one before
-// (RedisBloom allows 32768). The decoders refuse a larger one.
-const MaxExpansion = 1 << 32
-
 // NewScalable returns an empty scalable filter with initial capacity n0 and
 // compound false-positive rate p. Options: the growth rule (WithExpansion,
 // WithNonScaling, WithTightening, WithFirstShare, WithRedisBloomSplit,
 // WithGrowth) and the sub-filters' (WithLayout, WithKey, WithMaxBytes,
-// WithConcurrent).
+// WithConcurrent). The RedisBloom layout implies WithRedisBloomSplit, and
+// its expansion is at most 2^32−1 (RedisBloom's is a 32-bit field).
 func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	if err := checkNP(n0, p); err != nil {
 		return nil, err
 	}
 	c := newConfig(opts)
-	exp, r, f, err := c.growth.resolve()
+	if err := c.checkLayout(c.layout); err != nil {
+		return nil, err
+	}
+	prm, err := c.growthParams(p)
 	if err != nil {
 		return nil, err
 	}
-	s := &Scalable{prm: params(growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes})}
-	sz, err := s.subSize(growthRule{n0, p, exp, r, f}, c.layout, 0, 0)
+	s := &Scalable{prm: params(prm)}
+	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, c.layout, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -156,105 +126,6 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	}
 	s.one[0] = &s.first
 	return s, nil
-}
-
-// resolve fills in so's defaults and checks them: the expansion (0 when
-// non-scaling), tightening and first share.
-func (so Growth) resolve() (exp uint64, r, f float64, err error) {
-	exp, r, f = so.Expansion, so.Tightening, so.FirstShare
-	if exp == 0 {
-		exp = 2
-	}
-	if so.NonScaling {
-		exp = 0
-	}
-	if exp > MaxExpansion {
-		return 0, 0, 0, fmt.Errorf("bloom: expansion %d above the maximum %d", exp, uint64(MaxExpansion))
-	}
-	if so.RedisBloom {
-		if (r != 0 && r != 0.5) || (f != 0 && f != 0.5) {
-			return 0, 0, 0, fmt.Errorf("bloom: RedisBloom mode fixes tightening and first share at 0.5 (got %v, %v)", r, f)
-		}
-		r, f = 0.5, 0.5
-	}
-	if r == 0 {
-		r = DefaultTightening
-	}
-	if f == 0 {
-		f = DefaultFirstShare
-	}
-	if !(r > 0 && r < 1) {
-		return 0, 0, 0, fmt.Errorf("bloom: tightening ratio %v not in (0, 1)", r)
-	}
-	if !(f > 0 && f < 1) {
-		return 0, 0, 0, fmt.Errorf("bloom: first share %v not in (0, 1)", f)
-	}
-	return exp, r, f, nil
-}
-
-// growthRule is the rule of a Scalable filter's sub-filters: capacity
-// n0·s^i and a share of the compound rate p (see Scalable).
-type growthRule struct {
-	n0   uint64
-	p    float64
-	s    uint64
-	r, f float64
-}
-
-// rule is s's growth rule; the first sub-filter's capacity is n0.
-func (s *Scalable) rule() growthRule {
-	return growthRule{s.filters()[0].n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
-}
-
-// sub returns capacity and rate of sub-filter i.
-func (g growthRule) sub(i int) (uint64, float64) {
-	capacity := g.n0
-	for range i {
-		if capacity > math.MaxUint64/max(g.s, 1) {
-			capacity = math.MaxUint64
-			break
-		}
-		capacity *= max(g.s, 1)
-	}
-	if i == 0 {
-		return capacity, g.p * g.f
-	}
-	return capacity, g.p * (1 - g.f) * (1 - g.r) * math.Pow(g.r, float64(i-1))
-}
-
-// capacity is the total capacity of sub-filters 0 … m−1, and whether it
-// is at most math.MaxInt64 (so that no count or capacity of a valid
-// chain reads as negative where it is printed as a signed integer).
-func (g growthRule) capacity(m int) (uint64, bool) {
-	var total uint64
-	for i := range m {
-		n, _ := g.sub(i)
-		if total += n; total > math.MaxInt64 || total < n {
-			return total, false
-		}
-	}
-	return total, true
-}
-
-// subSize sizes sub-filter i of rule g with layout, checking that it
-// may exist and that the chain, at bytes before it, stays within
-// s.prm.maxBytes.
-func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Sizing, error) {
-	if i >= MaxSubFilters {
-		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, MaxSubFilters)
-	}
-	n, p := g.sub(i)
-	if p < 1e-300 {
-		return Sizing{}, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
-	}
-	sz, err := Size(n, p, layout)
-	if err != nil {
-		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
-	}
-	if total := bytes + sz.Bytes(); total > s.prm.maxBytes || total < bytes {
-		return Sizing{}, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.prm.maxBytes)
-	}
-	return sz, nil
 }
 
 // newSub allocates sub-filter i (i ≥ 1), with the first one's layout,
@@ -274,7 +145,9 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.key = first.key
+	if first.ext.keyed() {
+		f.ext = first.ext // one key for all
+	}
 	return f, nil
 }
 
@@ -413,10 +286,24 @@ type ScalableInfo struct {
 	NonScaling bool
 }
 
+// RedisBloomSize is BF.INFO's Size as RedisBloom computes it (its memory
+// usage on 64-bit hosts): 32 bytes of chain, 64 per sub-filter, and the
+// bit arrays. For a filter in the RedisBloom layout it is RedisBloom's
+// figure for the same filter (4056 after BF.RESERVE k 0.001 2000).
+func (in ScalableInfo) RedisBloomSize() uint64 {
+	return rbChainMem + rbLinkMem*uint64(in.Filters) + in.Bytes
+}
+
 // Info returns the filter's summary.
 func (s *Scalable) Info() ScalableInfo {
-	return ScalableInfo{Capacity: s.Cap(), Bytes: s.Bytes(), Filters: s.NumFilters(),
-		Items: s.Count(), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
+	fs := s.filters()
+	in := ScalableInfo{Filters: len(fs), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
+	for _, f := range fs {
+		in.Capacity += f.Cap()
+		in.Bytes += f.Bytes()
+		in.Items += f.Inserted()
+	}
+	return in
 }
 
 // EstimatedFPR is the compound false-positive rate the filter has now,

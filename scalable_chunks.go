@@ -17,10 +17,18 @@ const MaxDumpChunk = 16 << 20
 
 // DumpChunk returns the chunk of s's dump at iterator it and the iterator
 // that comes with it (see above): the header for 0, payload otherwise,
-// and (0, nil) past the end or for a negative iterator. Each chunk is one
-// consistent state; a dump taken while Adds go on may mix states.
+// and (0, nil) past the end or for a negative iterator. The header is
+// RedisBloom's (RedisBloomHeader) for a filter in the RedisBloom layout,
+// so that RedisBloom can BF.LOADCHUNK the dump, and Bloomery's own
+// (DumpHeader) for the other layouts; LoadDumpHeader reads either. Each
+// chunk is one consistent state; a dump taken while Adds go on may mix
+// states.
 func (s *Scalable) DumpChunk(it int64) (next int64, chunk []byte, err error) {
 	if it == 0 {
+		if s.Layout() == RedisBloom {
+			chunk, err = s.RedisBloomHeader()
+			return 1, chunk, err
+		}
 		return 1, s.DumpHeader(), nil
 	}
 	off := it - 1

@@ -69,6 +69,7 @@ func (s *Scalable) DumpHeader() []byte {
 // over the limit with ErrTooLarge before allocating any bit array.
 // Options: WithKey for a keyed filter, WithMaxBytes for the size limit
 // (which also bounds later growth), WithConcurrent; WithLayout is ignored.
+// (LoadDumpHeader reads this header or RedisBloom's.)
 func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	r := bytes.NewReader(b)
 	c := newConfig(opts)
@@ -81,8 +82,8 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	if want := headerSize + scalableParams + int(h.m)*headerSize; len(b) != want {
 		return nil, fmt.Errorf("%w: a dump header of %d sub-filters has %d bytes, not %d", ErrFormat, h.m, want, len(b))
 	}
-	var subs [MaxSubFilters]Sizing
-	var counts [MaxSubFilters]uint64
+	subs := make([]Sizing, h.m) // h.m is bounded, and matches len(b)
+	counts := make([]uint64, h.m)
 	var size, count uint64
 	for i := range int(h.m) {
 		sh, _, err := readHeader(r, kindFilter)

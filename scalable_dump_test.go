@@ -30,6 +30,8 @@ var dumpCases = []dumpCase{
 	{"keyed concurrent classic", 300, Growth{}, []Option{WithKey(fuzzKey), WithConcurrent(), WithLayout(Classic)}},
 	{"redisbloom x3", 900, Growth{RedisBloom: true, Expansion: 3}, nil},
 	{"nonscaling", 50, Growth{NonScaling: true}, nil},
+	{"redisbloom layout concurrent", 900, Growth{Expansion: 3}, []Option{WithLayout(RedisBloom), WithConcurrent()}},
+	{"redisbloom layout nonscaling", 50, Growth{NonScaling: true}, []Option{WithLayout(RedisBloom)}},
 }
 
 // loadOpts are the options that read c's filter back: its key and mode.
@@ -535,6 +537,7 @@ func FuzzLoadScalableHeader(f *testing.F) {
 		grownScalable(f, 400, Growth{RedisBloom: true, Expansion: 3}, WithLayout(Classic)),
 		grownScalable(f, 60, Growth{}, WithKey(fuzzKey)),
 		grownScalable(f, 50, Growth{NonScaling: true}, WithLayout(Classic)),
+		grownScalable(f, 200, Growth{Expansion: 3}, WithLayout(RedisBloom)),
 	} {
 		h := s.DumpHeader()
 		f.Add(h)

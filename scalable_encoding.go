@@ -15,7 +15,9 @@ import (
 //	            sub-filters, k = 0, n = initial capacity, p = compound
 //	            rate, count = items inserted
 //	parameters  64 bytes: expansion u64 (0: non-scaling), tightening f64,
-//	            first share f64, 36 zero bytes, CRC-32C of bytes 0–59
+//	            first share f64, 36 zero bytes (in the RedisBloom layout
+//	            the first 8 hold its growth and options, u32 each),
+//	            CRC-32C of bytes 0–59
 //	sub-filters each a complete Filter encoding (kind 1) whose count is
 //	            the items that sub-filter took
 
@@ -59,7 +61,7 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 func (s *Scalable) head(fs []*Filter) []byte {
 	h := header{kind: kindScalable, layout: uint8(fs[0].layout), hash: uint8(fs[0].HashID()),
 		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count()}
-	if fs[0].key != nil {
+	if fs[0].ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
 	prm := make([]byte, scalableParams)
@@ -67,6 +69,10 @@ func (s *Scalable) head(fs []*Filter) []byte {
 	le.PutUint64(prm[0:], s.prm.s)
 	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
 	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
+	if fs[0].layout == RedisBloom {
+		le.PutUint32(prm[24:], s.prm.rbGrowth)
+		le.PutUint32(prm[28:], redisBloomOptions(s.prm.s == 0))
+	}
 	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
 	return append(h.marshal(), prm...)
 }
@@ -93,7 +99,7 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 	c := config{maxBytes: DefaultMaxBytes}
 	if fs := s.filters(); len(fs) > 0 {
 		c.concurrent = fs[0].concurrent
-		c.keyed, c.key = keyConfig(fs[0].key)
+		c.keyed, c.key = keyConfig(fs[0].ext)
 	}
 	r := bytes.NewReader(data)
 	g, err := decodeScalable(r, c)
@@ -160,8 +166,10 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 // filter nobody else uses yet.
 func (s *Scalable) setChain(fs []*Filter) {
 	s.one[0] = &s.first
-	for _, f := range fs[1:] {
-		f.key = s.first.key // one key for all
+	if s.first.ext.keyed() {
+		for _, f := range fs[1:] {
+			f.ext = s.first.ext // one key for all
+		}
 	}
 	if len(fs) > 1 {
 		s.chain.Store(&fs)
@@ -189,16 +197,21 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if got, want := crc32.Checksum(prm[:60], castagnoli), le.Uint32(prm[60:]); got != want {
 		return nil, h, fmt.Errorf("%w: scalable parameters CRC %08x, stored %08x", ErrChecksum, got, want)
 	}
-	if !allZero(prm[24:60]) || h.k != 0 {
+	layout := Layout(h.layout)
+	zeroFrom := 24 // the RedisBloom layout has its growth and options in 24–31
+	if layout == RedisBloom {
+		zeroFrom = 32
+	}
+	if !allZero(prm[zeroFrom:60]) || h.k != 0 || h.bpe != 0 {
 		return nil, h, fmt.Errorf("%w: reserved scalable fields are set", ErrFormat)
 	}
 	if err := checkHash(h, c); err != nil {
 		return nil, h, err
 	}
-	if h.m == 0 || h.m > MaxSubFilters {
-		return nil, h, fmt.Errorf("%w: %d sub-filters (1 to %d allowed)", ErrFormat, h.m, MaxSubFilters)
+	if limit := maxSubFilters(layout); h.m == 0 || h.m > uint64(limit) {
+		return nil, h, fmt.Errorf("%w: %d sub-filters (1 to %d allowed)", ErrFormat, h.m, limit)
 	}
-	if l := Layout(h.layout); l != Blocked && l != Classic {
+	if layout != Blocked && layout != Classic && layout != RedisBloom {
 		return nil, h, fmt.Errorf("%w: layout %d", ErrFormat, h.layout)
 	}
 	so := Growth{Expansion: le.Uint64(prm[0:]), NonScaling: le.Uint64(prm[0:]) == 0,
@@ -212,7 +225,13 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if so.Expansion > MaxExpansion {
 		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
 	}
-	s := &Scalable{prm: params(growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes})}
+	gp := growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes}
+	if layout == RedisBloom {
+		if gp.rbGrowth, err = checkRedisBloomParams(gp, le.Uint32(prm[24:]), le.Uint32(prm[28:])); err != nil {
+			return nil, h, err
+		}
+	}
+	s := &Scalable{prm: params(gp)}
 	if err := checkNP(h.n, h.p); err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
@@ -227,8 +246,15 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 // geometry sz and count items, against the chain's rules g: its layout,
 // capacity and rate, and every sub-filter but the last holding exactly
 // its capacity.
+//
+// A non-scaling filter's sub-filter may also have the rate p·f: before
+// the whole rate went to it, writers gave it its first share (except in
+// the RedisBloom layout, which is younger).
 func (g growthRule) checkSub(layout Layout, i, m int, sz Sizing, count uint64) error {
 	capacity, p := g.sub(i)
+	if g.s == 0 && layout != RedisBloom && sz.P == g.p*g.f {
+		p = sz.P
+	}
 	var err error
 	switch {
 	case sz.Layout != layout:

@@ -202,6 +202,7 @@ func FuzzUnmarshalScalable(f *testing.F) {
 		grownScalable(f, 120, Growth{}),
 		grownScalable(f, 60, Growth{}, WithKey(fuzzKey)),
 		grownScalable(f, 50, Growth{NonScaling: true}, WithLayout(Classic)),
+		grownScalable(f, 200, Growth{}, WithLayout(RedisBloom)),
 	} {
 		data, err := s.MarshalBinary()
 		if err != nil {

@@ -91,7 +91,13 @@ func TestScalableNonScalingFull(t *testing.T) {
 }
 
 func TestScalableConcurrentNoFalseNegatives(t *testing.T) {
-	s, err := NewScalable(1000, 0.01, WithConcurrent())
+	for _, layout := range []Layout{Blocked, RedisBloom} {
+		t.Run(layout.String(), func(t *testing.T) { checkScalableConcurrent(t, layout) })
+	}
+}
+
+func checkScalableConcurrent(t *testing.T, layout Layout) {
+	s, err := NewScalable(1000, 0.01, WithConcurrent(), WithLayout(layout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func (f *Filter) Compatible(g *Filter) error {
 		return fmt.Errorf("%w: hash counts differ: k = %d and %d", ErrIncompatible, f.k, g.k)
 	case f.HashID() != g.HashID():
 		return fmt.Errorf("%w: hash functions differ: %s and %s", ErrIncompatible, f.HashID(), g.HashID())
-	case f.key != nil && *f.key != *g.key:
+	case f.ext.keyed() && (f.ext.k0 != g.ext.k0 || f.ext.k1 != g.ext.k1):
 		return fmt.Errorf("%w: filters are keyed with different keys", ErrIncompatible)
 	}
 	return nil

@@ -31,6 +31,10 @@ type Sizing struct {
 	P      float64 // target false-positive rate at N items
 	Bits   uint64  // m, a multiple of 64 (of 512 for Blocked)
 	K      uint32  // bit probes per item
+	// BPE is the RedisBloom layout's bits per entry, as RedisBloom
+	// records it with each filter (K = ⌈ln 2 · BPE⌉); 0 means RedisBloom's
+	// for P, computed here. Other layouts have none: 0.
+	BPE float64
 }
 
 // Bytes is the size of the bit array in bytes.
@@ -82,9 +86,16 @@ func checkNP(n uint64, p float64) error {
 // creating many filters with the same parameters costs a lookup (about
 // 20 ns). The first sizes in a process also build the blocked model's
 // tables for the k they try (milliseconds, once; BenchmarkBlockTablesCold).
+//
+// For the RedisBloom layout, Size is RedisBloom's own sizing (see
+// RedisBloom), with no margin and no model: the filter has RedisBloom's
+// rate, which may be above p.
 func Size(n uint64, p float64, layout Layout) (Sizing, error) {
 	if err := checkNP(n, p); err != nil {
 		return Sizing{}, err
+	}
+	if layout == RedisBloom {
+		return redisBloomSize(n, p) // microseconds once per rate, then nanoseconds (bpeCache)
 	}
 	if layout != Blocked && layout != Classic {
 		return Sizing{}, fmt.Errorf("%w: %d", ErrInvalidLayout, layout)
@@ -146,7 +157,7 @@ func realizedSD(layout Layout, m uint64, k uint32, n uint64) float64 {
 		return 0
 	}
 	switch layout {
-	case Classic:
+	case Classic, RedisBloom:
 		return classicSD(float64(m), int(k), float64(n))
 	case Blocked:
 		if k > MaxK {
@@ -160,7 +171,9 @@ func realizedSD(layout Layout, m uint64, k uint32, n uint64) float64 {
 
 // ExpectedFPR is the model's expected false-positive rate of a filter with
 // the given layout, m bits and k probes after n distinct items. For the
-// blocked layout with k > MaxK it returns the bound 1.
+// blocked layout with k > MaxK it returns the bound 1. The RedisBloom
+// layout gets the classic model, which assumes independent probes: its
+// double hashing does worse for some items (docs/DESIGN.md §4).
 func ExpectedFPR(layout Layout, m uint64, k uint32, n uint64) float64 {
 	if m == 0 || k == 0 {
 		return 1
@@ -174,13 +187,14 @@ func ExpectedFPR(layout Layout, m uint64, k uint32, n uint64) float64 {
 			return 1 // no filter has more probes; 1 bounds the rate without a table of k*512 steps per item
 		}
 		return blockedFPR(float64(n)*BlockBits/float64(m), int(k))
-	case Classic:
+	case Classic, RedisBloom:
 		return classicFPR(float64(m), int(k), float64(n))
 	}
 	return 1
 }
 
 // Validate reports whether s is a geometry a filter can have: a known
-// layout, bits a positive multiple of 64 (512 for Blocked), 1 ≤ K ≤ MaxK,
-// N > 0 and 0 < P < 1.
+// layout, bits a positive multiple of 64 (512 for Blocked), 1 ≤ K ≤ MaxK
+// (1075 for the RedisBloom layout), N > 0, 0 < P < 1, and BPE 0 or (in
+// the RedisBloom layout only) finite and positive.
 func (s Sizing) Validate() error { return checkSizing(s) }

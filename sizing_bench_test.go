@@ -72,6 +72,23 @@ func BenchmarkNewScalable(b *testing.B) {
 			}
 		}
 	})
+	b.Run("n=100/p=0.01/redisbloom-layout/repeated", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := NewScalable(100, 0.01, WithLayout(RedisBloom)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("n=100/redisbloom-layout/fresh-p", func(b *testing.B) {
+		b.ReportAllocs()
+		rate := freshRates()
+		for b.Loop() {
+			if _, err := NewScalable(100, rate(), WithLayout(RedisBloom)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("n=100/redisbloom/fresh-p", func(b *testing.B) {
 		warmTables()
 		b.ReportAllocs()

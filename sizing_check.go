@@ -24,7 +24,16 @@ const rateTolerance = 0.01
 // with an error wrapping ErrGeometry. It takes microseconds (the blocked
 // model's tables are built once per k and kept). s must be valid
 // (Validate).
+//
+// For the RedisBloom layout it checks RedisBloom's own consistency, not
+// a rate: that s is the geometry RedisBloom gives N entries at error P
+// (bits per entry BPE those of P up to the last bits of a logarithm,
+// K = ⌈ln 2 · BPE⌉, and Bits from N and BPE), which a RedisBloom-layout
+// filter has whatever rate that gives.
 func (s Sizing) CheckRate() error {
+	if s.Layout == RedisBloom {
+		return s.checkRedisBloom()
+	}
 	f := ExpectedFPR(s.Layout, s.Bits, s.K, s.N)
 	if limit := s.P + rateTolerance*math.Min(s.P, 1-s.P); !(f <= limit) {
 		return fmt.Errorf("%w: %s m=%d k=%d has an expected rate of %.3g at n=%d, above p=%g",
@@ -38,8 +47,11 @@ func (s Sizing) CheckRate() error {
 // larger than the bits (each such item set at least one bit). Errors
 // wrap ErrFormat and the sentinel of what is wrong.
 func headerSizing(h header) (Sizing, error) {
-	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k}
+	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k, BPE: h.bpe}
 	err := checkSizing(s)
+	if err == nil && s.Layout == RedisBloom && s.BPE == 0 {
+		err = fmt.Errorf("%w: a RedisBloom-layout filter without its bits per entry", ErrInvalidSize)
+	}
 	if err == nil {
 		err = s.CheckRate()
 	}

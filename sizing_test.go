@@ -141,7 +141,7 @@ func TestSizeErrors(t *testing.T) {
 			t.Errorf("Size(MaxUint64, 1e-12, %s) error = %v, want ErrTooLarge", layout, err)
 		}
 	}
-	for _, l := range []Layout{0, 3, 255} {
+	for _, l := range []Layout{0, 4, 255} {
 		if _, err := Size(1000, 0.01, l); !errors.Is(err, ErrInvalidLayout) {
 			t.Errorf("Size with layout %d: error = %v, want ErrInvalidLayout", l, err)
 		}

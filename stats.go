@@ -33,7 +33,7 @@ func (f *Filter) FillRatio() float64 {
 // whole bit array. Beyond capacity the estimate grows less precise; for
 // a saturated filter it is a lower bound.
 func (f *Filter) Count() uint64 {
-	if f.layout == Classic {
+	if f.layout != Blocked {
 		return uint64(math.Round(throws(f.popcount(0, uint64(len(f.words))), f.m()) / float64(f.k)))
 	}
 	t := 0.0
@@ -58,7 +58,7 @@ func throws(x, m uint64) float64 {
 // blocked layout). It reads the whole bit array.
 func (f *Filter) EstimatedFPR() float64 {
 	k := float64(f.k)
-	if f.layout == Classic {
+	if f.layout != Blocked {
 		return math.Pow(f.FillRatio(), k)
 	}
 	var byPop [BlockBits + 1]uint64

@@ -131,6 +131,7 @@ Exit status: 0 on success, 1 when a command fails, 2 for usage errors.`,
 		newFprCmd(),
 		newPushCmd(),
 		newPullCmd(),
+		newMigrateCmd(),
 	)
 	return root
 }
