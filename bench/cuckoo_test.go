@@ -81,30 +81,26 @@ func filledCuckoo(name string, keys [][]byte) (CuckooLib, int) {
 }
 
 func benchCuckooAdd(b *testing.B, name string, keys [][]byte) {
-	b.ReportAllocs()
-	n := len(keys)
-	var l CuckooLib
-	for i := range b.N {
-		if i%n == 0 {
-			b.StopTimer()
-			l = NewCuckooLib(name, n)
-			b.StartTimer()
-		}
-		l.Add(keys[i%n])
-	}
+	benchCuckooRounds(b, keys, func() CuckooLib { return NewCuckooLib(name, len(keys)) }, CuckooLib.Add)
 }
 
 func benchCuckooDelete(b *testing.B, name string, keys [][]byte) {
+	benchCuckooRounds(b, keys, func() CuckooLib { l, _ := filledCuckoo(name, keys); return l }, CuckooLib.Delete)
+}
+
+// benchCuckooRounds times op on each key in turn, on a filter from fresh
+// (untimed) every len(keys) keys.
+func benchCuckooRounds(b *testing.B, keys [][]byte, fresh func() CuckooLib, op func(CuckooLib, []byte) bool) {
 	b.ReportAllocs()
 	n := len(keys)
 	var l CuckooLib
 	for i := range b.N {
 		if i%n == 0 {
 			b.StopTimer()
-			l, _ = filledCuckoo(name, keys)
+			l = fresh()
 			b.StartTimer()
 		}
-		l.Delete(keys[i%n])
+		op(l, keys[i%n])
 	}
 }
 
