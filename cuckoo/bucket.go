@@ -89,6 +89,14 @@ func (f *Filter) first(s *subFilter, o uint64, fp byte) int64 {
 	return -1
 }
 
+// index is the bucket number of hash h in s: h mod nb.
+func (s *subFilter) index(h uint64) uint64 {
+	if s.pow2 {
+		return h & s.mask
+	}
+	return h % s.nb
+}
+
 // newSub makes a sub-filter of nb buckets of bucketSize slots.
 func newSub(nb, bucketSize uint64) subFilter {
 	size := nb * bucketSize

@@ -70,10 +70,10 @@ func (f *Filter) DumpChunk(it int64) (next int64, data []byte) {
 			continue
 		}
 		if size <= MaxChunkBytes {
-			return it + int64(size), d
+			return it + int64(size), d[:size:size]
 		}
 		n := min(size-off, MaxChunkBytes)
-		return it + int64(n), d[off : off+n]
+		return it + int64(n), d[off : off+n : off+n]
 	}
 	return 0, nil
 }

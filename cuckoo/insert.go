@@ -125,11 +125,3 @@ func (f *Filter) kick(s *subFilter, k key) bool {
 	}
 	return false
 }
-
-// index is the bucket number of hash h in s: h mod nb.
-func (s *subFilter) index(h uint64) uint64 {
-	if s.pow2 {
-		return h & s.mask
-	}
-	return h % s.nb
-}

@@ -14,6 +14,7 @@ type key struct {
 	fp     byte
 }
 
+// keyOf is the key of hash h.
 func keyOf(h uint64) key {
 	fp := byte(h%255 + 1)
 	return key{h1: h, h2: h ^ uint64(fp)*altMul, fp: fp}
