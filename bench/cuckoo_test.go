@@ -2,6 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -39,7 +42,7 @@ func TestCuckooAdapters(t *testing.T) {
 
 // cuckooSizes are the sizes of the cuckoo benchmarks: each library's
 // filter is made for n keys and filled with n.
-var cuckooSizes = []int{1_000_000, 10_000_000}
+var cuckooSizes = sizesFromEnv()
 
 // BenchmarkCuckoo times Add (filling fresh filters), Test (a random mix
 // of present and absent keys on a full filter) and Delete (emptying a
@@ -109,6 +112,24 @@ func flatten(keys [][]byte) []byte {
 	out := make([]byte, 0, len(keys)*KeySize)
 	for _, k := range keys {
 		out = append(out, k...)
+	}
+	return out
+}
+
+// sizesFromEnv is 10^6 and 10^7, or the sizes in $BENCH_CUCKOO_N
+// (comma-separated) to time one size alone.
+func sizesFromEnv() []int {
+	s := os.Getenv("BENCH_CUCKOO_N")
+	if s == "" {
+		return []int{1_000_000, 10_000_000}
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			panic(fmt.Sprintf("BENCH_CUCKOO_N: %v", err))
+		}
+		out = append(out, int(n))
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package cuckoo
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/bloomery/bloom/internal/hugepage"
 )
 
 // Slots in buckets. A bucket of up to 8 slots is read as one 64-bit
@@ -101,6 +103,7 @@ func (s *subFilter) index(h uint64) uint64 {
 func newSub(nb, bucketSize uint64) subFilter {
 	size := nb * bucketSize
 	s := subFilter{data: make([]byte, size, size+wordPad), nb: nb}
+	hugepage.Advise(s.data)
 	if nb&(nb-1) == 0 {
 		s.mask, s.pow2 = nb-1, true
 	}
