@@ -83,3 +83,17 @@ func BenchmarkFilter(b *testing.B) {
 }
 
 var sink uint64
+
+// Test on a filter of 10^7 items in buckets of 4 (one sub-filter of 16
+// MiB): memory-bound, as the bench module's comparison at 10^7.
+func BenchmarkTestLarge(b *testing.B) {
+	const n = 10_000_000
+	keys := benchKeys(2 * n)
+	f := mustNew(b, n, WithBucketSize(4), WithMaxIterations(500))
+	f.AddMany(keys[:n], nil)
+	b.ReportMetric(float64(f.Filters()), "filters")
+	b.ResetTimer()
+	for i := range b.N {
+		f.Test(keys[(i*7)%(2*n)])
+	}
+}

@@ -36,14 +36,20 @@ func slotBits(bucketSize uint64) uint64 {
 // other bit.
 func zeroBytes(v uint64) uint64 { return ^((v&low7 + low7) | v) & msb }
 
-// word is the 8 bytes at offset o of s, read into the padding past its
-// end if need be.
-func (s *subFilter) word(o uint64) uint64 { return binary.LittleEndian.Uint64(s.data[o : o+8]) }
+// word is the bucket at offset o of s as a word: 4 bytes for buckets of
+// up to 4 slots (so that an aligned bucket of 4 never straddles two cache
+// lines), else 8; read into the padding past s's end if need be.
+func (f *Filter) word(s *subFilter, o uint64) uint64 {
+	if f.bucketSize <= 4 {
+		return uint64(binary.LittleEndian.Uint32(s.data[o : o+4]))
+	}
+	return binary.LittleEndian.Uint64(s.data[o : o+8])
+}
 
 // matches has the high bit of each slot of the bucket at o that holds fp
 // set (buckets of up to 8 slots).
 func (f *Filter) matches(s *subFilter, o uint64, fp byte) uint64 {
-	return zeroBytes(s.word(o)^uint64(fp)*lsb) & f.slots
+	return zeroBytes(f.word(s, o)^uint64(fp)*lsb) & f.slots
 }
 
 // has reports whether the bucket at o holds fp.

@@ -38,6 +38,11 @@ func (f *Filter) TestHash(h uint64) bool {
 
 // present is TestHash of k.
 func (f *Filter) present(k key) bool {
+	if len(f.subs) == 1 && f.slots != 0 { // the common case, without the loop
+		s := &f.subs[0]
+		o1, o2 := f.offsets(s, k)
+		return f.matches(s, o1, k.fp)|f.matches(s, o2, k.fp) != 0
+	}
 	for i := range f.subs {
 		s := &f.subs[i]
 		o1, o2 := f.offsets(s, k)
