@@ -55,7 +55,9 @@ func FuzzLoadDumpHeader(f *testing.F) {
 		if err := g.LoadChunk(it, chunk); err != nil && !errors.Is(err, ErrChunk) {
 			t.Fatalf("error wraps no sentinel: %v", err)
 		}
-		exercise(g, ops)
+		if g.Filters() <= 64 { // every operation visits every sub-filter: thousands make a slow input, not a finding
+			exercise(g, ops)
+		}
 	})
 }
 
