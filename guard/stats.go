@@ -25,8 +25,8 @@ type Stats struct {
 
 // counters are the live Stats.
 type counters struct {
-	requests, absent, cacheHits, negativeHits, loads, joined, falsePositives atomic.Uint64
-	loadErrors, filterErrors, cacheErrors, added, removed, rebuilds, rebuildErrors      atomic.Uint64
+	requests, absent, cacheHits, negativeHits, loads, joined, falsePositives       atomic.Uint64
+	loadErrors, filterErrors, cacheErrors, added, removed, rebuilds, rebuildErrors atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
