@@ -19,7 +19,7 @@ race:
 # TestFPR…; allocation counts: TestNoRace…) run here, without it;
 # TestRaceSkipsRunSomewhere keeps that naming true.
 accuracy:
-	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' .
+	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' . ./guard
 
 FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk
 

@@ -124,7 +124,9 @@ func (m *Memory) Add(ctx context.Context, id string, commit func(context.Context
 	if err != nil || commit == nil {
 		return err
 	}
-	defer wg.Done()
+	if wg != nil {
+		defer wg.Done()
+	}
 	return commit(ctx)
 }
 

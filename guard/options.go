@@ -20,8 +20,11 @@ type Options[V any] struct {
 	Load LoadFunc[V]
 
 	// IDs iterates over every ID in the source of truth, for the first
-	// fill and each rebuild. Yielding an error stops the rebuild, which
-	// then keeps the old filter.
+	// fill and each rebuild. A rebuild calls it when it is ready to read,
+	// and the iterator must see every write committed before that call
+	// (a query run by the call or by the first step of the iteration
+	// does). Yielding an error stops the rebuild, which then keeps the
+	// old filter.
 	IDs func(ctx context.Context) iter.Seq2[string, error]
 
 	// Count is the number of IDs in the source, to size each new filter

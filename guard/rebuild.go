@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"iter"
 	"time"
 )
 
@@ -35,7 +36,20 @@ func (g *Guard[V]) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return g.m.Rebuild(ctx, g.opt.plan(n), g.opt.IDs(ctx))
+	return g.m.Rebuild(ctx, g.opt.plan(n), g.ids(ctx))
+}
+
+// ids calls Options.IDs only when the membership starts reading, after it
+// has announced the rebuild to writers, so that the source is read late
+// enough to hold every write the rebuild did not see.
+func (g *Guard[V]) ids(ctx context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for id, err := range g.opt.IDs(ctx) {
+			if !yield(id, err) {
+				return
+			}
+		}
+	}
 }
 
 // count is Options.Count, or the IDs counted.
