@@ -292,12 +292,12 @@ func (c *CF) Remove(ctx context.Context, id string) (bool, error) {
 	if next.Val()+switched.Val() > 0 {
 		return false, nil
 	}
-	n, err := c.client.Do(ctx, "CF.DEL", c.key, id).Int64()
+	deleted, err := c.client.Do(ctx, "CF.DEL", c.key, id).Bool()
 	if isNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("guard: CF.DEL %q: %w", c.key, err)
 	}
-	return n == 1, nil
+	return deleted, nil
 }
