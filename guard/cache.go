@@ -35,9 +35,10 @@ const cacheShards = 32
 type cacheShard[V any] struct {
 	mu    sync.Mutex
 	max   int
+	hits  uint64 // Guard hits (getCounted), under mu
 	items map[string]*cacheEntry[V]
 	lru   cacheEntry[V] // sentinel: lru.next is the most recent
-	_     [40]byte      // keep shards on separate cache lines
+	_     [32]byte      // keep shards on separate cache lines
 }
 
 type cacheEntry[V any] struct {
@@ -101,7 +102,25 @@ func (c *MemoryCache[V]) Len() int {
 	return n
 }
 
-func (c *MemoryCache[V]) get(id string) (V, bool) {
+func (c *MemoryCache[V]) get(id string) (V, bool) { return c.lookup(id, false) }
+
+// getCounted is get for a Guard, which counts its hits here, under the
+// shard's lock it takes anyway, rather than in a counter of its own.
+func (c *MemoryCache[V]) getCounted(id string) (V, bool) { return c.lookup(id, true) }
+
+// hits is the number of getCounted calls that hit.
+func (c *MemoryCache[V]) hits() uint64 {
+	var n uint64
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += s.hits
+		s.mu.Unlock()
+	}
+	return n
+}
+
+func (c *MemoryCache[V]) lookup(id string, count bool) (V, bool) {
 	s := c.shard(id)
 	now := monoNow()
 	s.mu.Lock()
@@ -119,6 +138,9 @@ func (c *MemoryCache[V]) get(id string) (V, bool) {
 	}
 	s.unlink(e)
 	s.pushFront(e)
+	if count {
+		s.hits++
+	}
 	v := e.v
 	s.mu.Unlock()
 	return v, true

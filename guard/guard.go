@@ -19,6 +19,7 @@ type Guard[V any] struct {
 	m      Membership
 	shared Shared // m, if shared
 	cache  Cache[V]
+	local  *MemoryCache[V] // cache, if it is one
 	neg    *MemoryCache[negEntry]
 	flight flight[V]
 	c      counters
@@ -80,6 +81,7 @@ func New[V any](ctx context.Context, o *Options[V]) (*Guard[V], error) {
 		g.buckets[i].lastBare.Store(never)
 	}
 	g.shared, _ = g.m.(Shared)
+	g.local, _ = g.cache.(*MemoryCache[V])
 	ready, err := g.m.Ready(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("guard: new: %w", err)
@@ -115,7 +117,15 @@ func (g *Guard[V]) Close() error {
 }
 
 // Stats returns the counters.
-func (g *Guard[V]) Stats() Stats { return g.c.snapshot() }
+func (g *Guard[V]) Stats() Stats {
+	s := g.c.snapshot()
+	if g.local != nil {
+		hits := g.local.hits()
+		s.CacheHits += hits
+		s.Requests += hits
+	}
+	return s
+}
 
 // Get returns id's value. ErrNotFound (errors.Is) means id does not exist:
 // the filter says it is absent, or the negative cache remembers that the
@@ -124,35 +134,51 @@ func (g *Guard[V]) Stats() Stats { return g.c.snapshot() }
 // every Get of id meanwhile. Errors of the membership and the cache are
 // worked around (the source is asked; see Options.OnError); errors of the
 // loader and of ctx are returned.
+//
+// An in-process MemoryCache is asked before the filter, so that a hit
+// costs what the cache costs; any other Cache after it, so that an absent
+// ID costs no round trip to a remote cache.
 func (g *Guard[V]) Get(ctx context.Context, id string) (V, error) {
 	var zero V
-	g.c.requests.Add(1)
+	if g.local != nil {
+		if v, hit := g.local.getCounted(id); hit {
+			return v, nil
+		}
+	}
+	c := g.c.shard()
 	present, err := g.m.Test(ctx, id)
 	if err != nil {
-		g.c.filterErrors.Add(1)
+		c.filterErrors.Add(1)
 		g.report(fmt.Errorf("guard: test %q: %w", id, err))
 		present = true
 	}
 	if !present {
-		g.c.absent.Add(1)
+		c.absent.Add(1)
 		return zero, ErrNotFound
 	}
-	v, hit, err := g.cache.Get(ctx, id)
-	if err != nil {
-		g.c.cacheErrors.Add(1)
-		g.report(fmt.Errorf("guard: cache get %q: %w", id, err))
-	} else if hit {
-		g.c.cacheHits.Add(1)
-		return v, nil
+	if g.local == nil {
+		v, hit, err := g.cache.Get(ctx, id)
+		if err != nil {
+			c.cacheErrors.Add(1)
+			g.report(fmt.Errorf("guard: cache get %q: %w", id, err))
+		} else if hit {
+			c.cacheHits.Add(1)
+			return v, nil
+		}
 	}
 	b := g.bucket(id)
 	if e, hit := g.neg.get(id); hit && e.version == b.version.Load() && !g.addedSince(ctx, id, e.since) {
-		g.c.negativeHits.Add(1)
+		c.negativeHits.Add(1)
 		return zero, ErrNotFound
 	}
 	v, joined, err := g.flight.do(ctx, id, func() (V, error) { return g.load(ctx, id, b) })
-	if joined {
-		g.c.joined.Add(1)
+	switch {
+	case ctx.Err() != nil && errors.Is(err, context.Cause(ctx)):
+		c.canceled.Add(1)
+	case joined:
+		c.joined.Add(1)
+	default:
+		c.loaded.Add(1)
 	}
 	return v, err
 }
@@ -165,7 +191,7 @@ func (g *Guard[V]) addedSince(ctx context.Context, id string, since time.Time) b
 	}
 	added, err := g.shared.AddedSince(ctx, id, since)
 	if err != nil {
-		g.c.filterErrors.Add(1)
+		g.c.shard().filterErrors.Add(1)
 		g.report(fmt.Errorf("guard: recent adds of %q: %w", id, err))
 		return true
 	}
@@ -184,15 +210,16 @@ func (g *Guard[V]) load(caller context.Context, id string, b *bucket) (V, error)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), g.opt.LoadTimeout)
 	defer cancel()
-	g.c.loads.Add(1)
+	c := g.c.shard()
+	c.loads.Add(1)
 	v, found, err := g.opt.Load(ctx, id)
 	if err != nil {
-		g.c.loadErrors.Add(1)
+		c.loadErrors.Add(1)
 		return zero, fmt.Errorf("guard: load %q: %w", id, err)
 	}
 	unchanged := b.version.Load() == version
 	if !found {
-		g.c.falsePositives.Add(1)
+		c.falsePositives.Add(1)
 		if unchanged && monoNow()-b.lastBare.Load() >= int64(g.opt.CommitWindow) {
 			g.neg.set(id, negEntry{version: version, since: start.Add(-g.opt.CommitWindow)})
 		}
@@ -200,7 +227,7 @@ func (g *Guard[V]) load(caller context.Context, id string, b *bucket) (V, error)
 	}
 	if unchanged {
 		if err := g.cache.Set(ctx, id, v); err != nil {
-			g.c.cacheErrors.Add(1)
+			c.cacheErrors.Add(1)
 			g.report(fmt.Errorf("guard: cache set %q: %w", id, err))
 		}
 	}

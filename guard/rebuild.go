@@ -24,10 +24,10 @@ func (g *Guard[V]) Rebuild(ctx context.Context) error {
 	g.rebuildMu.Lock()
 	defer g.rebuildMu.Unlock()
 	if err := g.rebuild(ctx); err != nil {
-		g.c.rebuildErrors.Add(1)
+		g.c.shard().rebuildErrors.Add(1)
 		return fmt.Errorf("guard: rebuild: %w", err)
 	}
-	g.c.rebuilds.Add(1)
+	g.c.shard().rebuilds.Add(1)
 	return nil
 }
 
@@ -87,11 +87,11 @@ func (g *Guard[V]) rebuildLoop(ctx context.Context) {
 		g.rebuildMu.Unlock()
 		switch {
 		case err == nil:
-			g.c.rebuilds.Add(1)
+			g.c.shard().rebuilds.Add(1)
 		case isCanceled(ctx, err):
 			return
 		default:
-			g.c.rebuildErrors.Add(1)
+			g.c.shard().rebuildErrors.Add(1)
 			g.report(fmt.Errorf("guard: background rebuild: %w", err))
 		}
 	}

@@ -18,7 +18,7 @@ func (g *Guard[V]) Added(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("guard: add %q: %w", id, err)
 	}
-	g.c.added.Add(1)
+	g.c.shard().added.Add(1)
 	return nil
 }
 
@@ -38,7 +38,7 @@ func (g *Guard[V]) Write(ctx context.Context, id string, write func(ctx context.
 	ran := false
 	err := g.m.Add(ctx, id, func(ctx context.Context) error {
 		ran = true
-		g.c.added.Add(1)
+		g.c.shard().added.Add(1)
 		if g.shared != nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, g.opt.CommitWindow)
@@ -74,7 +74,7 @@ func (g *Guard[V]) Removed(ctx context.Context, id string) error {
 		return fmt.Errorf("guard: remove %q: %w", id, err)
 	}
 	if deleted {
-		g.c.removed.Add(1)
+		g.c.shard().removed.Add(1)
 	}
 	return nil
 }

@@ -52,8 +52,8 @@ func TestCollector(t *testing.T) {
 		}
 		got[f.GetName()] = m.GetCounter().GetValue()
 	}
-	if len(got) != 14 {
-		t.Fatalf("%d metrics, want 14: %v", len(got), got)
+	if len(got) != 16 {
+		t.Fatalf("%d metrics, want 16: %v", len(got), got)
 	}
 	for name, want := range map[string]float64{
 		"app_guard_requests_total": 3, "app_guard_cache_hits_total": 1,
