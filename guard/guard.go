@@ -167,7 +167,7 @@ func (g *Guard[V]) Get(ctx context.Context, id string) (V, error) {
 		}
 	}
 	b := g.bucket(id)
-	if e, hit := g.neg.get(id); hit && e.version == b.version.Load() && !g.addedSince(ctx, id, e.since) {
+	if g.negativeHit(ctx, id, b) {
 		c.negativeHits.Add(1)
 		return zero, ErrNotFound
 	}
@@ -181,6 +181,14 @@ func (g *Guard[V]) Get(ctx context.Context, id string) (V, error) {
 		c.loaded.Add(1)
 	}
 	return v, err
+}
+
+// negativeHit reports whether the negative cache holds id, made since
+// the last write of its bucket and, for a shared membership, since the
+// last add of id anywhere.
+func (g *Guard[V]) negativeHit(ctx context.Context, id string, b *bucket) bool {
+	e, hit := g.neg.get(id)
+	return hit && e.version == b.version.Load() && !g.addedSince(ctx, id, e.since)
 }
 
 // addedSince asks a shared membership whether another process added id
@@ -210,6 +218,15 @@ func (g *Guard[V]) load(caller context.Context, id string, b *bucket) (V, error)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), g.opt.LoadTimeout)
 	defer cancel()
+	// A load of id may have ended between this Get's look at the caches
+	// and its start of this one: look again, so that concurrent Gets
+	// cost one load, not one per straggler.
+	if v, hit, err := g.cache.Get(ctx, id); err == nil && hit {
+		return v, nil
+	}
+	if g.negativeHit(caller, id, b) {
+		return zero, ErrNotFound
+	}
 	c := g.c.shard()
 	c.loads.Add(1)
 	v, found, err := g.opt.Load(ctx, id)
