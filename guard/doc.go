@@ -14,8 +14,8 @@
 //
 // # Guarantees
 //
-//   - No existing ID is ever answered ErrNotFound, provided writes are
-//     reported: Write (or Added, before the write commits and within
+//   - No existing ID is ever answered ErrNotFound (docs/DESIGN.md §10
+//     says how), provided writes are reported: Write (or Added, before the write commits and within
 //     Options.CommitWindow) for a new ID, Removed after a deletion. This
 //     holds under concurrent Gets, writes and rebuilds; the tests check it
 //     with writers adding rows while readers hammer them.

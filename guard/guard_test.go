@@ -123,13 +123,7 @@ func TestWriteThenGet(t *testing.T) {
 		g.Get(ctx, id)
 	}
 	for i, id := range absentIDs(5000) {
-		var err error
-		if i%2 == 0 {
-			err = g.Write(ctx, id, func(context.Context) error { src.insert(id); return nil })
-		} else if err = g.Added(ctx, id); err == nil {
-			src.insert(id)
-		}
-		if err != nil {
+		if err := writeRow(ctx, g, src, id, i); err != nil {
 			t.Fatal(err)
 		}
 		if v, err := g.Get(ctx, id); err != nil || v != "value of "+id {

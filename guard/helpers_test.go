@@ -104,3 +104,16 @@ func absentIDs(n int) []string {
 	}
 	return out
 }
+
+// writeRow creates row id through g, by Write (even i) or by Added and
+// then the insert (odd i), the two ways a service reports a write.
+func writeRow(ctx context.Context, g *Guard[string], src *source, id string, i int) error {
+	if i%2 == 0 {
+		return g.Write(ctx, id, func(context.Context) error { src.insert(id); return nil })
+	}
+	if err := g.Added(ctx, id); err != nil {
+		return err
+	}
+	src.insert(id)
+	return nil
+}

@@ -22,7 +22,9 @@ import (
 // it atomically; while it runs, adds go to both generations, and it waits
 // for every Add whose commit began before it until that commit returns
 // (and for the CommitWindow after an Add without commit) before it reads
-// the source, so an ID is never missing from the new generation.
+// the source, so an ID is never missing from the new generation (nor
+// from the one after: an Add during one rebuild is waited for by the
+// next).
 type Memory struct {
 	newSet func(Plan) (memSet, error)
 	cur    atomic.Pointer[memGen]
@@ -112,8 +114,12 @@ func (m *Memory) Add(ctx context.Context, id string, commit func(context.Context
 	if next != nil && err == nil {
 		err = next.set.add(id)
 	}
+	// Every write in flight is waited for by the next rebuild to
+	// announce itself, also one that added to the next generation: that
+	// rebuild may end, and another begin and read the source, before
+	// the write commits.
 	var wg *sync.WaitGroup
-	if err == nil && commit != nil && next == nil {
+	if err == nil && commit != nil {
 		wg = m.pending
 		wg.Add(1)
 	}

@@ -3,7 +3,10 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -68,5 +71,64 @@ func TestMemoryBeforeFill(t *testing.T) {
 	}
 	if ok, _ := m.Test(ctx, "x"); !ok {
 		t.Fatal("an empty membership must answer 'may exist'")
+	}
+}
+
+// Writers add through the membership (commit: the insert) while a
+// rebuilder rebuilds back to back and checks, after each rebuild, every
+// row committed so far. A write that added to the next generation of one
+// rebuild may commit after the following rebuild read the source: that
+// rebuild must wait for it too.
+func TestMemoryBackToBackRebuilds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    *Memory
+	}{{"filter", NewMemory()}, {"counting", NewMemoryCounting().Memory}} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newSource(100)
+			m := tc.m
+			ctx := context.Background()
+			plan := Plan{Capacity: 20000, FalsePositiveRate: 0.01}
+			if err := m.Rebuild(ctx, plan, src.ids(ctx)); err != nil {
+				t.Fatal(err)
+			}
+			var committed sync.Map
+			var stop atomic.Bool
+			var writers, rebuilder sync.WaitGroup
+			for w := range 4 {
+				writers.Go(func() {
+					for i := range 2000 {
+						id := fmt.Sprintf("w%d-%d", w, i)
+						m.Add(ctx, id, func(context.Context) error { src.insert(id); return nil })
+						committed.Store(id, true)
+					}
+				})
+			}
+			rebuilder.Go(func() {
+				for n := 0; !stop.Load(); n++ {
+					lazy := func(yield func(string, error) bool) {
+						for id, err := range src.ids(ctx) {
+							if !yield(id, err) {
+								return
+							}
+						}
+					}
+					if err := m.Rebuild(ctx, plan, lazy); err != nil {
+						t.Error(err)
+						return
+					}
+					committed.Range(func(k, _ any) bool {
+						if ok, _ := m.Test(ctx, k.(string)); !ok {
+							t.Errorf("rebuild %d: committed %s missing", n, k)
+							return false
+						}
+						return true
+					})
+				}
+			})
+			writers.Wait()
+			stop.Store(true)
+			rebuilder.Wait()
+		})
 	}
 }

@@ -34,6 +34,21 @@ func TestSQLiteNoFalseNegativeUnderWritesAndRebuilds(t *testing.T) {
 		}
 	}
 	var writers, others sync.WaitGroup
+	// untilStopped runs step over and over, in a goroutine, until stop.
+	untilStopped := func(step func() bool) {
+		others.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !step() {
+					return
+				}
+			}
+		})
+	}
 	for w := range 3 {
 		writers.Go(func() {
 			for i := 0; i < 150 || rebuilds.Load() < 3; i++ {
@@ -55,39 +70,27 @@ func TestSQLiteNoFalseNegativeUnderWritesAndRebuilds(t *testing.T) {
 		})
 	}
 	for range 3 {
-		others.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				mu.Lock()
-				n := len(written)
-				id := userID(rand.IntN(5000))
-				if n > 0 && rand.IntN(2) == 0 {
-					id = written[rand.IntN(n)]
-				}
-				mu.Unlock()
-				if _, err := g.Get(ctx, id); err != nil {
-					report(fmt.Errorf("Get(%q) of a committed row: %w", id, err))
-				}
+		untilStopped(func() bool {
+			mu.Lock()
+			n := len(written)
+			id := userID(rand.IntN(5000))
+			if n > 0 && rand.IntN(2) == 0 {
+				id = written[rand.IntN(n)]
 			}
+			mu.Unlock()
+			if _, err := g.Get(ctx, id); err != nil {
+				report(fmt.Errorf("Get(%q) of a committed row: %w", id, err))
+			}
+			return true
 		})
 	}
-	others.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := g.Rebuild(ctx); err != nil {
-				report(err)
-				return
-			}
-			rebuilds.Add(1)
+	untilStopped(func() bool {
+		if err := g.Rebuild(ctx); err != nil {
+			report(err)
+			return false
 		}
+		rebuilds.Add(1)
+		return true
 	})
 	writers.Wait()
 	close(stop)
