@@ -3,11 +3,12 @@ package guard
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Added records that id now exists: call it before the write of id to
-// the source commits, and commit within Options.CommitWindow, or use
-// Write, which does both in order. It adds id to the filter and forgets
+// the source commits, and commit within Options.CommitWindow of calling
+// it, or use Write, which does both in order. It adds id to the filter and forgets
 // any negative-cache entry for it. If Added fails the filter may lack id:
 // do not commit the write.
 func (g *Guard[V]) Added(ctx context.Context, id string) error {
@@ -36,12 +37,15 @@ func (g *Guard[V]) Write(ctx context.Context, id string, write func(ctx context.
 	b.version.Add(1)
 	defer b.version.Add(1) // loads that ran during the write store nothing
 	ran := false
+	// The window runs from before the add: a rebuild elsewhere that this
+	// add did not see waits CommitWindow from a moment after it.
+	deadline := time.Now().Add(g.opt.CommitWindow)
 	err := g.m.Add(ctx, id, func(ctx context.Context) error {
 		ran = true
 		g.c.shard().added.Add(1)
 		if g.shared != nil {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, g.opt.CommitWindow)
+			ctx, cancel = context.WithDeadline(ctx, deadline)
 			defer cancel()
 		}
 		return write(ctx)
