@@ -59,8 +59,8 @@ const never = -1 << 62
 
 // New returns a Guard configured by o. If the membership is not ready
 // (an in-process filter always starts empty), New fills it from
-// o.IDs first, so that no existing ID is ever reported absent; ctx bounds
-// that. With o.RebuildEvery it starts the background rebuilds; Close
+// o.IDs first, so that no existing ID is ever reported absent, or waits
+// while another process fills a shared one; ctx bounds that. With o.RebuildEvery it starts the background rebuilds; Close
 // stops them.
 func New[V any](ctx context.Context, o *Options[V]) (*Guard[V], error) {
 	if o == nil {
@@ -90,7 +90,7 @@ func New[V any](ctx context.Context, o *Options[V]) (*Guard[V], error) {
 		if opt.IDs == nil {
 			return nil, fmt.Errorf("%w: the membership is empty and Options.IDs is nil", ErrInvalid)
 		}
-		if err := g.Rebuild(ctx); err != nil {
+		if err := g.firstFill(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -102,6 +102,33 @@ func New[V any](ctx context.Context, o *Options[V]) (*Guard[V], error) {
 		close(g.done)
 	}
 	return g, nil
+}
+
+// firstFill fills an empty membership, or, if another process is filling
+// a shared one, waits until it is ready.
+func (g *Guard[V]) firstFill(ctx context.Context) error {
+	g.rebuildMu.Lock()
+	err := g.rebuild(ctx)
+	g.rebuildMu.Unlock()
+	if err == nil {
+		g.c.shard().rebuilds.Add(1)
+		return nil
+	}
+	if !errors.Is(err, ErrRebuildRunning) {
+		return fmt.Errorf("guard: first fill: %w", err)
+	}
+	for {
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return fmt.Errorf("guard: waiting for another process's first fill: %w", err)
+		}
+		ready, err := g.m.Ready(ctx)
+		if err != nil {
+			return fmt.Errorf("guard: waiting for another process's first fill: %w", err)
+		}
+		if ready {
+			return nil
+		}
+	}
 }
 
 // Close stops the background rebuilds and waits for one under way to end

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,5 +227,44 @@ func TestCFRemove(t *testing.T) {
 	}
 	if s := g.Stats(); s.Removed != 1 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// Instances of a service that start together on an empty shared filter:
+// one fills it, the others wait until it is ready.
+func TestSharedConcurrentStart(t *testing.T) {
+	c := startBloomery(t)
+	src := newSource(500)
+	var wg sync.WaitGroup
+	guards := make([]*Guard[string], 3)
+	for i := range guards {
+		wg.Go(func() {
+			m, err := NewBF(c, "users", sharedTest)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			o := src.options(m)
+			o.NegativeTTL = time.Second
+			guards[i], err = New(context.Background(), o)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	fills := uint64(0)
+	for _, g := range guards {
+		if g == nil {
+			t.FailNow()
+		}
+		defer g.Close()
+		fills += g.Stats().Rebuilds
+		if _, err := g.Get(context.Background(), "row499"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fills != 1 {
+		t.Fatalf("%d fills by 3 instances, want 1", fills)
 	}
 }
