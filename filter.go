@@ -3,6 +3,8 @@ package bloom
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/bloomery/bloom/internal/hugepage"
 )
 
 // Filter is a Bloom filter of fixed size: a set that answers "definitely
@@ -180,7 +182,7 @@ func alignedWords(n uint64) []uint64 {
 		off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
 		buf = buf[off : uint64(off)+n : uint64(off)+n]
 	}
-	adviseHugePages(buf)
+	hugepage.Advise(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 8*len(buf)))
 	return buf
 }
 

@@ -1,0 +1,29 @@
+package murmur
+
+import "testing"
+
+// MurmurHash64A of a few inputs as RedisBloom computes them: seed 0 as
+// its cuckoo filters hash (docs/CUCKOO.md §3), and every tail length.
+func TestHash64A(t *testing.T) {
+	tests := []struct {
+		in   string
+		seed uint64
+		want uint64
+	}{
+		{"", 0, 0},
+		{"a", 0, 0x071717d2d36b6b11},
+		{"foo", 0, 0xcdde38358fd25b01},
+		{"hello", 0, 0x1e68d17c457bf117},
+		{"\x00\x01\x02\x03\x04\x05\x06\x07", 0, 0x53ed3741240b250c},
+		{"\x00\x01\x02\x03\x04\x05\x06\x07\x08", 0, 0x3ca12618533c59af},
+		{"The quick brown fox jumps over the lazy dog", 0, 0x5589ca33042a861b},
+	}
+	for _, tt := range tests {
+		if got := Hash64A([]byte(tt.in), tt.seed); got != tt.want {
+			t.Errorf("Hash64A(%q, %#x) = %#016x, want %#016x", tt.in, tt.seed, got, tt.want)
+		}
+	}
+	if Hash64A([]byte("a"), 1) == Hash64A([]byte("a"), 0) {
+		t.Error("the seed changes nothing")
+	}
+}
