@@ -265,7 +265,7 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 
 func decode(r io.Reader, c config) (*Filter, int64, error) {
 	f := new(Filter)
-	n, err := decodeInto(f, r, c)
+	n, err := decodeInto(f, r, c, false)
 	if err != nil {
 		return nil, n, err
 	}
@@ -273,13 +273,13 @@ func decode(r io.Reader, c config) (*Filter, int64, error) {
 }
 
 // decodeInto decodes a filter from r into *f (which it may change even
-// when it fails).
-func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
+// when it fails); inChain for a sub-filter of a Scalable filter.
+func decodeInto(f *Filter, r io.Reader, c config, inChain bool) (int64, error) {
 	h, total, err := readHeader(r, kindFilter)
 	if err != nil {
 		return total, err
 	}
-	s, err := headerSizing(h)
+	s, err := headerSizing(h, inChain)
 	if err != nil {
 		return total, fmt.Errorf("bloom: decode: %w", err)
 	}

@@ -1,10 +1,6 @@
 package bloom
 
-import (
-	"encoding/binary"
-
-	"github.com/bloomery/bloom/internal/murmur"
-)
+import "github.com/bloomery/bloom/internal/murmur"
 
 // RedisBloom's item hash (HashMurmur64A): two rounds of MurmurHash64A,
 // the second seeded with the first, as RedisBloom hashes every item of a
@@ -32,40 +28,6 @@ const redisBloomSeed32 = 0x9747b28c
 // 0x9747b28c), H2 = MurmurHash2(item, seed H1), each zero-extended to 64
 // bits as RedisBloom keeps them.
 func RedisBloomHash32(item []byte) Hash {
-	a := murmur2(item, redisBloomSeed32)
-	return Hash{H1: uint64(a), H2: uint64(murmur2(item, a))}
-}
-
-// murmur2 is MurmurHash2 (Austin Appleby's 32-bit MurmurHash2) of b
-// with seed: 4-byte blocks read little-endian, then the 1–3 tail bytes,
-// then the final avalanche.
-func murmur2(b []byte, seed uint32) uint32 {
-	const (
-		m = 0x5bd1e995
-		r = 24
-	)
-	h := seed ^ uint32(len(b))
-	for ; len(b) >= 4; b = b[4:] {
-		k := binary.LittleEndian.Uint32(b)
-		k *= m
-		k ^= k >> r
-		k *= m
-		h *= m
-		h ^= k
-	}
-	switch len(b) {
-	case 3:
-		h ^= uint32(b[2]) << 16
-		fallthrough
-	case 2:
-		h ^= uint32(b[1]) << 8
-		fallthrough
-	case 1:
-		h ^= uint32(b[0])
-		h *= m
-	}
-	h ^= h >> 13
-	h *= m
-	h ^= h >> 15
-	return h
+	a := murmur.Hash2(item, redisBloomSeed32)
+	return Hash{H1: uint64(a), H2: uint64(murmur.Hash2(item, a))}
 }

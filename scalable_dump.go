@@ -90,7 +90,7 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		sz, err := headerSizing(sh)
+		sz, err := headerSizing(sh, true)
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}

@@ -145,7 +145,7 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 		if i > 0 {
 			f = new(Filter)
 		}
-		if _, err := decodeInto(f, r, sc); err != nil {
+		if _, err := decodeInto(f, r, sc, true); err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
 		if f.HashID() != HashID(h.hash) {

@@ -27,3 +27,27 @@ func TestHash64A(t *testing.T) {
 		t.Error("the seed changes nothing")
 	}
 }
+
+// MurmurHash2 of a few inputs as RedisBloom computes them (the first
+// round of its 32-bit Bloom hash has seed 0x9747b28c), every tail length.
+func TestHash2(t *testing.T) {
+	tests := []struct {
+		in   string
+		seed uint32
+		want uint32
+	}{
+		{"", 0x9747b28c, 0x106e08d9},
+		{"a", 0x9747b28c, 0xa2d0b27c},
+		{"ab", 0x9747b28c, 0x12d8262a},
+		{"abc", 0x9747b28c, 0x1c94221b},
+		{"abcd", 0x9747b28c, 0xb11ab5f4},
+		{"hello", 0x9747b28c, 0x7f1ddbbd},
+		{"hello", 0, 0xe56129cb},
+		{"The quick brown fox jumps over the lazy dog", 0x9747b28c, 0x1d84d036},
+	}
+	for _, tt := range tests {
+		if got := Hash2([]byte(tt.in), tt.seed); got != tt.want {
+			t.Errorf("Hash2(%q, %#x) = %#08x, want %#08x", tt.in, tt.seed, got, tt.want)
+		}
+	}
+}
