@@ -3,15 +3,15 @@ package bloom
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // The encoding of a Filter (docs/FORMAT.md has the byte-by-byte table):
@@ -182,9 +182,16 @@ func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int6
 			return total, fmt.Errorf("bloom: write payload: %w", err)
 		}
 	}
+	return writeTrailer(w, crc, total)
+}
+
+// writeTrailer writes crc, the payload's CRC-32C, as an encoding's
+// trailer after the total bytes written so far, and returns the new
+// total.
+func writeTrailer(w io.Writer, crc uint32, total int64) (int64, error) {
 	var t [trailerSize]byte
 	binary.LittleEndian.PutUint32(t[:], crc)
-	n, err = w.Write(t[:])
+	n, err := w.Write(t[:])
 	total += int64(n)
 	if err != nil {
 		return total, fmt.Errorf("bloom: write trailer: %w", err)
@@ -201,17 +208,7 @@ func wordBytes(words []uint64) []byte {
 func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m()/8) + trailerSize }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (f *Filter) MarshalBinary() ([]byte, error) { return marshalEncoding(f, f.EncodedSize()) }
-
-// marshalEncoding returns what w writes, size bytes.
-func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(size))
-	if _, err := w.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (f *Filter) MarshalBinary() ([]byte, error) { return encio.Marshal(f, f.EncodedSize()) }
 
 // ReadFrom replaces f with a filter decoded from r (io.ReaderFrom). It
 // reads exactly one encoding and nothing after it. A keyed encoding is
@@ -345,7 +342,7 @@ func readAnyHeader(r io.Reader, hb *[headerSize]byte) (header, int64, error) {
 		return header{}, total, fmt.Errorf("%w: bad magic %q", ErrFormat, start) // short, and no filter at all
 	}
 	if err != nil {
-		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, noEOF(err))
+		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, encio.NoEOF(err))
 	}
 	h, err := parseHeader(hb[:])
 	return h, total, err
@@ -358,7 +355,7 @@ func checkPayloadSize(r io.Reader, size uint64, c config) error {
 	if size > c.maxBytes {
 		return fmt.Errorf("%w: encoded filter has %d bytes, limit %d", ErrTooLarge, size, c.maxBytes)
 	}
-	if left, ok := remaining(r); ok && uint64(left) < size+trailerSize {
+	if left, ok := encio.Remaining(r); ok && uint64(left) < size+trailerSize {
 		return fmt.Errorf("%w: truncated: %d bytes of payload and trailer expected, %d left", ErrFormat, size+trailerSize, left)
 	}
 	return nil
@@ -409,10 +406,10 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 		n, err := io.ReadFull(r, chunk)
 		total += int64(n)
 		if err != nil {
-			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, noEOF(err))
+			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, encio.NoEOF(err))
 		}
 		crc = crc32.Update(crc, castagnoli, chunk)
-		if !direct && !allZeroBytes(chunk) {
+		if !direct && !encio.AllZero(chunk) {
 			for i := range part {
 				part[i] = binary.LittleEndian.Uint64(chunk[8*i:])
 			}
@@ -422,7 +419,7 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 	n, err := io.ReadFull(r, t[:])
 	total += int64(n)
 	if err != nil {
-		return total, fmt.Errorf("%w: reading trailer: %w", ErrFormat, noEOF(err))
+		return total, fmt.Errorf("%w: reading trailer: %w", ErrFormat, encio.NoEOF(err))
 	}
 	if stored := binary.LittleEndian.Uint32(t[:]); stored != crc {
 		return total, fmt.Errorf("%w: payload CRC %08x, stored %08x", ErrChecksum, crc, stored)
@@ -436,47 +433,3 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 // lazyWords is the size (in words) from which readPayload leaves zero
 // chunks untouched: 4 MiB.
 const lazyWords = 4 << 20 / 8
-
-// allZeroBytes reports whether b holds only zero bytes.
-func allZeroBytes(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// remaining reports how many bytes r has left, when it can tell cheaply.
-func remaining(r io.Reader) (int64, bool) {
-	switch v := r.(type) {
-	case interface{ remaining() (int64, bool) }:
-		return v.remaining()
-	case interface{ Len() int }:
-		return int64(v.Len()), true
-	case *os.File:
-		st, err := v.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			return 0, false
-		}
-		pos, err := v.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return 0, false
-		}
-		return st.Size() - pos, true
-	}
-	return 0, false
-}

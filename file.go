@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/bloomery/bloom/cuckoo"
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // Filter files of any kind. A tool that takes "a filter file" (bloomery
@@ -175,8 +176,8 @@ func (p *prefixReader) Read(b []byte) (int, error) {
 	return p.r.Read(b)
 }
 
-func (p *prefixReader) remaining() (int64, bool) {
-	left, ok := remaining(p.r)
+func (p *prefixReader) Remaining() (int64, bool) {
+	left, ok := encio.Remaining(p.r)
 	return left + int64(len(p.head)), ok
 }
 

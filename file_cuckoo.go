@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bloomery/bloom/cuckoo"
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // Cuckoo filter files (kind 4) in OpenAny and LoadAny. Package cuckoo
@@ -18,7 +19,7 @@ const KindCuckoo Kind = cuckoo.Kind
 // sentinels too (ErrFormat, ErrChecksum, ErrTooLarge), as every loader's
 // do.
 func loadCuckoo(r io.Reader, c config) (*cuckoo.Filter, error) {
-	if left, ok := remaining(r); ok {
+	if left, ok := encio.Remaining(r); ok {
 		r = &countedReader{r: r, left: left}
 	}
 	f, err := cuckoo.Load(r, cuckoo.WithMaxBytes(c.maxBytes))

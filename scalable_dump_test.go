@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // dumpCase is a filter shape the dump and clone tests run over.
@@ -205,7 +207,7 @@ func TestScalableDumpRoundTrip(t *testing.T) {
 					t.Fatalf("loaded info %+v, want %+v", g.Info(), s.Info())
 				}
 				zero := make([]byte, g.PayloadSize())
-				if _, err := g.ReadPayloadAt(zero, 0); err != io.EOF || !allZero(zero) {
+				if _, err := g.ReadPayloadAt(zero, 0); err != io.EOF || !encio.AllZero(zero) {
 					t.Fatalf("a loaded header's payload is not all zero (err %v)", err)
 				}
 				var read []byte

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // The encoding of a Scalable filter (docs/FORMAT.md, kind 2):
@@ -79,14 +81,7 @@ func (s *Scalable) head(fs []*Filter) []byte {
 }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (s *Scalable) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(s.EncodedSize()))
-	if _, err := s.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (s *Scalable) MarshalBinary() ([]byte, error) { return encio.Marshal(s, s.EncodedSize()) }
 
 // UnmarshalBinary replaces s with the scalable filter encoded in data
 // (encoding.BinaryUnmarshaler); data must hold exactly one encoding. It
@@ -194,7 +189,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	}
 	var prm [scalableParams]byte
 	if _, err := io.ReadFull(r, prm[:]); err != nil {
-		return nil, h, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, noEOF(err))
+		return nil, h, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, encio.NoEOF(err))
 	}
 	le := binary.LittleEndian
 	if got, want := crc32.Checksum(prm[:60], castagnoli), le.Uint32(prm[60:]); got != want {
@@ -205,7 +200,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if layout == RedisBloom {
 		zeroFrom = 32
 	}
-	if !allZero(prm[zeroFrom:60]) || h.k != 0 || h.bpe != 0 {
+	if !encio.AllZero(prm[zeroFrom:60]) || h.k != 0 || h.bpe != 0 {
 		return nil, h, fmt.Errorf("%w: reserved scalable fields are set", ErrFormat)
 	}
 	if err := checkHash(h, c); err != nil {
@@ -308,13 +303,4 @@ func checkCount(h header, count uint64) error {
 		return fmt.Errorf("%w: %d items in the header, %d in the sub-filters", ErrFormat, h.count, count)
 	}
 	return nil
-}
-
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -3,11 +3,11 @@ package cuckoo
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // The Bloomery file encoding of a cuckoo filter, kind 4 of the versioned
@@ -84,14 +84,7 @@ func (f *Filter) putHeader(b []byte) {
 }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (f *Filter) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(f.EncodedSize()))
-	if _, err := f.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (f *Filter) MarshalBinary() ([]byte, error) { return encio.Marshal(f, f.EncodedSize()) }
 
 // UnmarshalBinary replaces f with the filter encoded in data
 // (encoding.BinaryUnmarshaler), which must hold exactly one encoding, at
@@ -118,7 +111,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 func Load(r io.Reader, opts ...Option) (*Filter, error) {
 	var head [2 * blockSize]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return nil, fmt.Errorf("%w: reading the headers: %w", ErrFormat, noEOF(err))
+		return nil, fmt.Errorf("%w: reading the headers: %w", ErrFormat, encio.NoEOF(err))
 	}
 	h, err := parseHeaders(head[:blockSize], head[blockSize:])
 	if err != nil {
@@ -132,7 +125,7 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 	if size > c.maxBytes {
 		return nil, fmt.Errorf("%w: the sub-filters take %d bytes, more than %d", ErrTooLarge, size, c.maxBytes)
 	}
-	if left, ok := remaining(r); ok && uint64(left) < size+trailerSize {
+	if left, ok := encio.Remaining(r); ok && uint64(left) < size+trailerSize {
 		return nil, fmt.Errorf("%w: truncated: %d bytes of sub-filters and trailer expected, %d left", ErrFormat, size+trailerSize, left)
 	}
 	f, err := h.filter(c.maxBytes)
@@ -160,11 +153,11 @@ func parseHeaders(hb, pb []byte) (dumpHeader, error) {
 		return dumpHeader{}, fmt.Errorf("%w: kind %d, not a cuckoo filter (kind %d)", ErrFormat, hb[10], Kind)
 	case hb[11] != 0 || hb[12] != HashID || hb[13] != 0:
 		return dumpHeader{}, fmt.Errorf("%w: layout %d, hash %d, flags %d (want 0, %d, 0)", ErrFormat, hb[11], hb[12], hb[13], HashID)
-	case !zero(hb[14:16]) || !zero(hb[28:32]) || !zero(hb[40:48]) || !zero(hb[56:60]):
+	case !encio.AllZero(hb[14:16]) || !encio.AllZero(hb[28:32]) || !encio.AllZero(hb[40:48]) || !encio.AllZero(hb[56:60]):
 		return dumpHeader{}, fmt.Errorf("%w: reserved header bytes are set", ErrFormat)
 	case crc32.Checksum(pb[:60], castagnoli) != le.Uint32(pb[60:]):
 		return dumpHeader{}, fmt.Errorf("%w: parameter block CRC", ErrChecksum)
-	case !zero(pb[DumpHeaderSize:60]):
+	case !encio.AllZero(pb[DumpHeaderSize:60]):
 		return dumpHeader{}, fmt.Errorf("%w: reserved parameter bytes are set", ErrFormat)
 	}
 	h := parseDumpHeader(pb)
@@ -185,55 +178,19 @@ func (f *Filter) readPayload(r io.Reader) error {
 	for i := range f.subs {
 		d := f.subs[i].data
 		if _, err := io.ReadFull(r, d); err != nil {
-			return fmt.Errorf("%w: reading sub-filter %d: %w", ErrFormat, i, noEOF(err))
+			return fmt.Errorf("%w: reading sub-filter %d: %w", ErrFormat, i, encio.NoEOF(err))
 		}
 		crc = crc32.Update(crc, castagnoli, d)
 	}
 	var t [trailerSize]byte
 	if _, err := io.ReadFull(r, t[:]); err != nil {
-		return fmt.Errorf("%w: reading the trailer: %w", ErrFormat, noEOF(err))
+		return fmt.Errorf("%w: reading the trailer: %w", ErrFormat, encio.NoEOF(err))
 	}
 	if got := binary.LittleEndian.Uint32(t[:]); got != crc {
 		return fmt.Errorf("%w: payload CRC %08x, stored %08x", ErrChecksum, crc, got)
 	}
-	if !zero(t[4:]) {
+	if !encio.AllZero(t[4:]) {
 		return fmt.Errorf("%w: reserved trailer bytes are set", ErrFormat)
 	}
 	return nil
-}
-
-func zero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// noEOF turns io.EOF into io.ErrUnexpectedEOF: an encoding cut short.
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// remaining is how many bytes r has left, when it can tell.
-func remaining(r io.Reader) (int64, bool) {
-	switch v := r.(type) {
-	case interface{ Len() int }:
-		return int64(v.Len()), true
-	case *os.File:
-		st, err := v.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			return 0, false
-		}
-		pos, err := v.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return 0, false
-		}
-		return st.Size() - pos, true
-	}
-	return 0, false
 }
