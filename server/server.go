@@ -29,6 +29,7 @@ type Server struct {
 	backend backend
 	keys    keyStore
 	bloom   bloomStore
+	cuckoo  cuckooStore  // nil: the backend has no cuckoo filters (CF.* answer errNotSupported)
 	persist *persistence // the memory backend's durability; nil without one
 	cmds    table
 	metrics *metrics
