@@ -174,11 +174,11 @@ func newScalableMeta(name string, plan bloom.ScalablePlan, keyCheck uint32, maxB
 	if first.Bytes() > maxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, first.Bytes(), maxBytes)
 	}
-	var id [4]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	id, err := randomID()
+	if err != nil {
 		return nil, err
 	}
-	m := &scalableMeta{plan: plan, hash: bloom.HashXXH3, keyCheck: keyCheck, id: hex.EncodeToString(id[:]),
+	m := &scalableMeta{plan: plan, hash: bloom.HashXXH3, keyCheck: keyCheck, id: id,
 		subs: []bloom.Sizing{first}, counts: []uint64{0}}
 	if keyCheck != 0 {
 		m.hash = bloom.HashSipHash
@@ -298,6 +298,15 @@ func (m *scalableMeta) parseSub(h map[string]string, i int) error {
 	m.subs = append(m.subs, s)
 	m.counts = append(m.counts, count)
 	return nil
+}
+
+// randomID is a new random id of a filter's keys: 8 hex digits.
+func randomID() (string, error) {
+	var id [4]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(id[:]), nil
 }
 
 // subPrefix returns the prefix of the sub-filter keys of filter name: the
