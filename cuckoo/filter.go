@@ -20,6 +20,7 @@ type Filter struct {
 	expansion     uint64      // as stored: rounded up by New, verbatim from a dump
 	bytes         uint64      // Σ len(subs[i].data)
 	maxBytes      uint64
+	growHook      func(extra uint64) error // SetGrowHook
 }
 
 // subFilter is one sub-filter: nb buckets of bucketSize one-byte slots,
@@ -138,13 +139,27 @@ func (f *Filter) grow() error {
 	if err != nil {
 		return err
 	}
-	if size := nb * f.bucketSize; size > f.maxBytes-f.bytes {
+	size := nb * f.bucketSize
+	if size > f.maxBytes-f.bytes {
 		return fmt.Errorf("%w: a new sub-filter of %d bytes would take the filter past %d bytes", ErrTooLarge, size, f.maxBytes)
+	}
+	if f.growHook != nil {
+		if err := f.growHook(size); err != nil {
+			return fmt.Errorf("%w: a new sub-filter of %d bytes: %w", ErrTooLarge, size, err)
+		}
 	}
 	f.subs = append(f.subs, newSub(nb, f.bucketSize))
 	f.bytes += nb * f.bucketSize
 	return nil
 }
+
+// SetGrowHook sets a function called before a growth allocates a new
+// sub-filter of extra bytes, after the limits have passed: when it
+// returns an error the growth fails as one beyond the limits
+// (ErrTooLarge; the insert's GrowFailed) and nothing is allocated. A
+// server charges its memory budget with it. It is called under the same
+// exclusive access as the insert that grows; nil removes it.
+func (f *Filter) SetGrowHook(h func(extra uint64) error) { f.growHook = h }
 
 // nextPow2 is the least power of two ≥ n, 1 for 0, and 0 when it
 // exceeds 2⁶³.

@@ -96,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	journal := m.ks.expiring // keys deleted on expiry also invalidate caches (tracking.go)
 	m.ks.expiring = func(key string) { journal(key); s.track.invalidate(nil, []string{key}) }
-	s.backend, s.keys, s.bloom = m, m, m
+	s.backend, s.keys, s.bloom, s.cuckoo = m, m, m, memCuckoo{m}
 	go s.sweep(m)
 	return s, nil
 }
