@@ -19,9 +19,8 @@ type CuckooInsert struct {
 	// without NOCREATE); 0 leaves a missing filter ErrNotFound.
 	CreateCapacity uint64
 	// MaxFilters, if not 0, refuses the whole call with ErrMaxFilters
-	// when the filter has this many sub-filters or more, checked once
-	// before the first item of each batch of 2048 (RedisBloom's
-	// cf-max-expansions).
+	// when the filter has this many sub-filters or more, checked once,
+	// before the first item (RedisBloom's cf-max-expansions).
 	MaxFilters uint64
 }
 
@@ -47,8 +46,12 @@ func (c *Cuckoo) Insert(ctx context.Context, items [][]byte, o CuckooInsert) ([]
 		}
 	}
 	out := make([]cuckoo.Status, 0, len(items))
-	err := batches(items, func(_ int, batch [][]byte) error {
-		args := append([]any{mode, utoa(c.maxBytes), utoa(o.MaxFilters), packHashes(batch)}, create...)
+	err := batches(items, func(from int, batch [][]byte) error {
+		refuseAt := o.MaxFilters
+		if from > 0 {
+			refuseAt = 0
+		}
+		args := append([]any{mode, utoa(c.maxBytes), utoa(refuseAt), packHashes(batch)}, create...)
 		v, err := c.run(ctx, "insert into", cuckooInsert, args...)
 		if err == nil {
 			err = ints(v, len(batch), func(_ int, x int64) { out = append(out, cuckoo.Status(x)) })

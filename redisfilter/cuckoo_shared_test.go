@@ -113,7 +113,7 @@ func TestCuckooConcurrentClients(t *testing.T) {
 func TestCuckooCluster(t *testing.T) {
 	ctx := context.Background()
 	cl, c := newCluster(t)
-	for i, name := range []string{"plain", "user{42}seen", "a}b", "{"} {
+	for i, name := range []string{"plain", "user{42}seen", "a}b", "{", ""} {
 		w := newTwin(t, c, name, 8, 2, 20, 1, WithShardBytes(64))
 		rng := rand.New(rand.NewPCG(uint64(i), 9))
 		its := items("c", 0, 120)

@@ -313,13 +313,14 @@ func randomID() (string, error) {
 // keys must lie in name's cluster slot, so that one script may touch them
 // all. A name with a hash tag keeps it ("user{42}seen" → "user{42}seen:"
 // + id + ":"); another becomes the tag ("seen" → "{seen}:" + id + ":");
-// a name that cannot (it holds a "}") gets a tag found to have its slot.
+// a name that cannot (it holds a "}", or is empty) gets a tag found to
+// have its slot.
 func subPrefix(name, id string) (string, error) {
 	tag := hashTag(name)
 	switch {
 	case tag != name:
 		return name + ":" + id + ":", nil
-	case !strings.Contains(name, "}"):
+	case name != "" && !strings.Contains(name, "}"): // "{}" would be an empty tag: no tag
 		return "{" + name + "}:" + id + ":", nil
 	}
 	want := slot(name)
