@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/bloomery/bloom/internal/redistest"
 )
 
 // TestCFLimitRepliesSameOnBothBackends: under the same per-filter limit,
@@ -14,11 +12,7 @@ import (
 // header past the limit, an insert whose growth would pass it (-1 inside
 // the array), a CF.ADD that cannot grow, and the sub-filter cap.
 func TestCFLimitRepliesSameOnBothBackends(t *testing.T) {
-	limit := Config{MaxFilterBytes: 16 << 10}
-	_, memAddr := startServer(t, limit)
-	redCfg := limit
-	redCfg.Backend = "redis://" + redistest.Start(t).Addr() + "/0"
-	_, redAddr := startServer(t, redCfg)
+	memAddr, redAddr := startBothBackends(t, Config{MaxFilterBytes: 16 << 10})
 
 	fill := []string{"CF.INSERT", "g", "ITEMS"}
 	for i := range 8500 { // 8 KiB, then a growth of 16 KiB more would pass 16 KiB
