@@ -40,18 +40,28 @@ type subFilter struct {
 // twice the bucket size; ErrTooLarge for a filter beyond the limits.
 func New(capacity uint64, opts ...Option) (*Filter, error) {
 	c := newConfig(opts)
-	if err := c.check(capacity); err != nil {
+	h, err := c.header(capacity)
+	if err != nil {
 		return nil, err
+	}
+	return h.filter(c.maxBytes)
+}
+
+// header checks New's arguments and returns the header of the empty
+// filter they make.
+func (c config) header(capacity uint64) (dumpHeader, error) {
+	if err := c.check(capacity); err != nil {
+		return dumpHeader{}, err
 	}
 	base := nextPow2(capacity / c.bucketSize)
 	if base == 0 || base > MaxBuckets {
-		return nil, fmt.Errorf("%w: capacity %d needs more than %d buckets", ErrTooLarge, capacity, uint64(MaxBuckets))
+		return dumpHeader{}, fmt.Errorf("%w: capacity %d needs more than %d buckets", ErrTooLarge, capacity, uint64(MaxBuckets))
 	}
 	exp := uint64(0)
 	if c.expansion > 0 {
 		exp = nextPow2(c.expansion)
 	}
-	return newFilter(base, c.bucketSize, c.maxIterations, exp, 1, c.maxBytes)
+	return dumpHeader{buckets: base, filters: 1, bucketSize: c.bucketSize, maxIterations: c.maxIterations, expansion: exp}, nil
 }
 
 // check checks New's parameters.

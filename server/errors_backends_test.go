@@ -8,18 +8,24 @@ import (
 	"github.com/bloomery/bloom/internal/redistest"
 )
 
+// startBothBackends starts a server with cfg on the memory backend and
+// one on the Redis backend (a redis-server of its own), and returns
+// their addresses.
+func startBothBackends(t *testing.T, cfg Config) (memAddr, redAddr string) {
+	t.Helper()
+	_, memAddr = startServer(t, cfg)
+	cfg.Backend = "redis://" + redistest.Start(t).Addr() + "/0"
+	_, redAddr = startServer(t, cfg)
+	return memAddr, redAddr
+}
+
 // TestErrorRepliesSameOnBothBackends: the same failing command gets the
 // same bytes from the memory and the Redis backend, RESP2 and RESP3: an
 // error that keeps a filter from being created is the whole reply, one
 // that stops a batch at an item (a full non-scaling filter, no room to
 // grow) is the last element of its array (backend.go, itemError).
 func TestErrorRepliesSameOnBothBackends(t *testing.T) {
-	limit := Config{MaxFilterBytes: 64 << 10}
-	_, memAddr := startServer(t, limit)
-	rd := redistest.Start(t)
-	redCfg := limit
-	redCfg.Backend = "redis://" + rd.Addr() + "/0"
-	_, redAddr := startServer(t, redCfg)
+	memAddr, redAddr := startBothBackends(t, Config{MaxFilterBytes: 64 << 10})
 
 	grow := []string{"BF.INSERT", "grow", "ITEMS"}
 	for i := range 50000 { // past the first sub-filter's 40000: no room to grow under 64 KiB

@@ -201,8 +201,9 @@ func (r *redisStore) Card(ctx context.Context, key string) (uint64, error) {
 	return in.Items, err
 }
 
-// ScanDump and LoadChunk are not supported (a dump made chunk by chunk
-// from Redis would not be a consistent copy while other servers write);
+// ScanDump and LoadChunk of Bloom filters are not supported (a dump made
+// chunk by chunk from Redis would not be a consistent copy while other
+// servers write);
 // ScanDump first looks the key up, as RedisBloom does, so a missing key
 // is still "ERR not found".
 func (r *redisStore) ScanDump(ctx context.Context, key string, _ int64) (int64, []byte, error) {
@@ -212,6 +213,11 @@ func (r *redisStore) ScanDump(ctx context.Context, key string, _ int64) (int64, 
 	return 0, nil, errNotSupported
 }
 
-func (r *redisStore) LoadChunk(context.Context, string, int64, []byte) error {
+// LoadChunk answers WRONGTYPE for a key of another type (a cuckoo
+// filter, other data), as RedisBloom does, else errNotSupported.
+func (r *redisStore) LoadChunk(ctx context.Context, key string, _ int64, _ []byte) error {
+	if _, err := r.info(ctx, key); err == errWrongType {
+		return err
+	}
 	return errNotSupported
 }

@@ -87,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.backend, s.keys, s.bloom = r, r, r
+		s.backend, s.keys, s.bloom, s.cuckoo = r, r, r, redisCuckoo{r}
 		return s, nil
 	}
 	m, err := s.openMemory(cfg)
