@@ -47,6 +47,7 @@ type conn struct {
 	bools    []bool
 	results  []addResult
 	create   createOpts // scratch of defaultCreate
+	pipe     connRun    // pipelined commands gathered (conn_run.go)
 
 	// A connection served by a goroutine.
 	nc              net.Conn

@@ -52,70 +52,87 @@ type laneID struct {
 type lanes struct {
 	mu    sync.Mutex
 	busy  map[laneID]*lane
-	spare sync.Pool // of *batchOp
+	spare sync.Pool // of *waiter
 }
 
 // lane is one filter's queue of commands of one kind, waiting while a
 // call is in flight.
 type lane struct {
-	queue []*batchOp
+	queue []*waiter
 }
 
-// batchOp is one command in a lane: its arguments, its results, and its
-// wakeup (sent once: the command is done, or leads the batch in lead).
+// batchOp is one command in a lane: its arguments and its results.
 type batchOp struct {
 	items  [][]byte
-	create *createOpts   // adds
-	res    []addResult   // adds: per item
-	found  []bool        // tests: per item
-	n      int           // adds: items processed
-	err    error         // the command's error
-	lead   []*batchOp    // set when woken to lead a batch (it is lead[0])
-	wake   chan struct{} // buffered 1
+	create *createOpts // adds
+	res    []addResult // adds: per item
+	found  []bool      // tests: per item
+	n      int         // adds: items processed
+	err    error       // the command's error
+}
+
+// waiter is what one goroutine puts in a lane: one command, or a
+// connection's run of pipelined commands (conn_run.go), which stay
+// together, in order, in one batch. It is woken once: answered, or to
+// lead the batch in lead (it is lead[0]).
+type waiter struct {
+	ops   []*batchOp
+	items int
+	lead  []*waiter
+	wake  chan struct{} // buffered 1
+	one   batchOp       // the command of a single-command waiter
+	self  [1]*batchOp   // its ops
 }
 
 func newLanes() *lanes {
 	return &lanes{busy: make(map[laneID]*lane)}
 }
 
-// op returns a batchOp ready for a command.
-func (ls *lanes) op() *batchOp {
-	if o, ok := ls.spare.Get().(*batchOp); ok {
-		return o
+// waiter returns a waiter for ops (nil: its own single command, to fill
+// in before run).
+func (ls *lanes) waiter(ops []*batchOp) *waiter {
+	w, ok := ls.spare.Get().(*waiter)
+	if !ok {
+		w = &waiter{wake: make(chan struct{}, 1)}
 	}
-	return &batchOp{wake: make(chan struct{}, 1)}
+	w.ops = ops
+	if ops == nil {
+		w.self[0] = &w.one
+		w.ops = w.self[:]
+	}
+	return w
 }
 
-// free returns o to the pool, dropping what it points to.
-func (ls *lanes) free(o *batchOp) {
-	*o = batchOp{wake: o.wake}
-	ls.spare.Put(o)
+// free returns w to the pool, dropping what it points to.
+func (ls *lanes) free(w *waiter) {
+	*w = waiter{wake: w.wake}
+	ls.spare.Put(w)
 }
 
-// join enters o into id's lane and returns the batch o is to run now:
-// [o] when the lane was idle, else nil after o has waited and either
-// been answered by another command's batch (nil) or been handed a batch
+// join enters w into id's lane and returns the batch w is to run now:
+// [w] when the lane was idle, else nil after w has waited and either
+// been answered by another waiter's batch (nil) or been handed a batch
 // to lead.
-func (ls *lanes) join(id laneID, o *batchOp) []*batchOp {
+func (ls *lanes) join(id laneID, w *waiter) []*waiter {
 	ls.mu.Lock()
 	l := ls.busy[id]
 	if l == nil {
 		ls.busy[id] = &lane{}
 		ls.mu.Unlock()
-		return []*batchOp{o}
+		return []*waiter{w}
 	}
-	l.queue = append(l.queue, o)
+	l.queue = append(l.queue, w)
 	ls.mu.Unlock()
-	<-o.wake
-	return o.lead
+	<-w.wake
+	return w.lead
 }
 
-// done wakes the commands of batch but its leader (batch[0], the
-// caller), answered, and hands id's lane to the next batch: the commands
+// done wakes the waiters of batch but its leader (batch[0], the
+// caller), answered, and hands id's lane to the next batch: the waiters
 // queued meanwhile, up to batchItems items, led by the first of them.
-func (ls *lanes) done(id laneID, batch []*batchOp) {
-	for _, o := range batch[1:] {
-		o.wake <- struct{}{}
+func (ls *lanes) done(id laneID, batch []*waiter) {
+	for _, w := range batch[1:] {
+		w.wake <- struct{}{}
 	}
 	ls.mu.Lock()
 	l := ls.busy[id]
@@ -125,11 +142,11 @@ func (ls *lanes) done(id laneID, batch []*batchOp) {
 		return
 	}
 	n, items := 0, 0
-	for n < len(l.queue) && (n == 0 || items+len(l.queue[n].items) <= batchItems) {
-		items += len(l.queue[n].items)
+	for n < len(l.queue) && (n == 0 || items+l.queue[n].items <= batchItems) {
+		items += l.queue[n].items
 		n++
 	}
-	next := make([]*batchOp, n)
+	next := make([]*waiter, n)
 	copy(next, l.queue)
 	l.queue = append(l.queue[:0], l.queue[n:]...)
 	ls.mu.Unlock()
@@ -137,14 +154,27 @@ func (ls *lanes) done(id laneID, batch []*batchOp) {
 	next[0].wake <- struct{}{}
 }
 
-// run enters o into id's lane and, each time o is handed a batch (its
-// own, at once, when the lane is idle), runs it with exec and passes the
-// lane on. It returns once o is answered.
-func (ls *lanes) run(id laneID, o *batchOp, exec func([]*batchOp)) {
-	if batch := ls.join(id, o); batch != nil {
-		exec(batch)
-		ls.done(id, batch)
+// run enters w into id's lane and, each time w is handed a batch (its
+// own, at once, when the lane is idle), runs the batch's commands, in
+// order, with exec and passes the lane on. It returns once w's commands
+// are answered.
+func (ls *lanes) run(id laneID, w *waiter, exec func([]*batchOp)) {
+	for _, o := range w.ops {
+		w.items += len(o.items)
 	}
+	batch := ls.join(id, w)
+	if batch == nil {
+		return
+	}
+	ops := w.ops
+	if len(batch) > 1 {
+		ops = nil
+		for _, b := range batch {
+			ops = append(ops, b.ops...)
+		}
+	}
+	exec(ops)
+	ls.done(id, batch)
 }
 
 // concat is the items of batch, in order.
@@ -164,11 +194,25 @@ func concat(batch []*batchOp) [][]byte {
 }
 
 func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
-	o := r.lanes.op()
-	defer r.lanes.free(o)
+	w := r.lanes.waiter(nil)
+	defer r.lanes.free(w)
+	o := &w.one
 	o.items, o.create, o.res = items, create, res
-	r.lanes.run(laneID{key, laneAdd}, o, func(batch []*batchOp) { r.addBatch(ctx, key, batch) })
+	r.runLane(ctx, laneID{key, laneAdd}, w, r.addBatch)
 	return o.n, o.err
+}
+
+// AddRun runs adds on key's filter, in order, as Add would one by one,
+// together in one batch (conn_run.go).
+func (r *redisStore) AddRun(ctx context.Context, key string, ops []*batchOp) {
+	w := r.lanes.waiter(ops)
+	defer r.lanes.free(w)
+	r.runLane(ctx, laneID{key, laneAdd}, w, r.addBatch)
+}
+
+// runLane runs w's commands in id's lane with exec.
+func (r *redisStore) runLane(ctx context.Context, id laneID, w *waiter, exec func(context.Context, string, []*batchOp)) {
+	r.lanes.run(id, w, func(batch []*batchOp) { exec(ctx, id.key, batch) })
 }
 
 // addBatch runs the adds of batch on key's filter as one AddMany when the
@@ -219,11 +263,20 @@ func (r *redisStore) addBatch(ctx context.Context, key string, batch []*batchOp)
 }
 
 func (r *redisStore) Exists(ctx context.Context, key string, items [][]byte, found []bool) error {
-	o := r.lanes.op()
-	defer r.lanes.free(o)
+	w := r.lanes.waiter(nil)
+	defer r.lanes.free(w)
+	o := &w.one
 	o.items, o.found = items, found
-	r.lanes.run(laneID{key, laneExists}, o, func(batch []*batchOp) { r.existsBatch(ctx, key, batch) })
+	r.runLane(ctx, laneID{key, laneExists}, w, r.existsBatch)
 	return o.err
+}
+
+// ExistsRun runs tests on key's filter together in one batch
+// (conn_run.go).
+func (r *redisStore) ExistsRun(ctx context.Context, key string, ops []*batchOp) {
+	w := r.lanes.waiter(ops)
+	defer r.lanes.free(w)
+	r.runLane(ctx, laneID{key, laneExists}, w, r.existsBatch)
 }
 
 // existsBatch tests the items of batch in key's filter with one

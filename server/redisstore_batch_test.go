@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bloomery/bloom/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // Tests of the Redis backend's coalescing (redisstore_batch.go).
@@ -38,19 +39,19 @@ func TestLanesCoalesceWhileInFlight(t *testing.T) {
 			<-release
 		}
 	}
-	cmd := func(i, items int) *batchOp {
-		o := ls.op()
-		o.items = make([][]byte, items)
-		for j := range o.items {
-			o.items[j] = []byte{byte(i)}
+	cmd := func(i, items int) *waiter {
+		w := ls.waiter(nil)
+		w.one.items = make([][]byte, items)
+		for j := range w.one.items {
+			w.one.items[j] = []byte{byte(i)}
 		}
-		return o
+		return w
 	}
 	var wg sync.WaitGroup
-	check := func(o *batchOp, items int) {
+	check := func(w *waiter, items int) {
 		defer wg.Done()
-		ls.run(id, o, exec)
-		if o.n != items {
+		ls.run(id, w, exec)
+		if o := w.ops[0]; o.n != items {
 			t.Errorf("command %d: answered %d, want %d", o.items[0][0], o.n, items)
 		}
 	}
@@ -257,4 +258,98 @@ func sharedItems(picks []int) []any {
 		out[i] = "s" + strconv.Itoa(p)
 	}
 	return out
+}
+
+// TestPipelinedRunsSameAsMemory: random pipelines of BF commands, mostly
+// runs of adds or tests on one key broken by other commands (a test after
+// adds, other keys, a full non-scaling filter, NOCREATE, DEL, wrong
+// arity, unknown commands), answer on the Redis backend exactly as on the
+// memory backend, reply by reply.
+func TestPipelinedRunsSameAsMemory(t *testing.T) {
+	ctx := context.Background()
+	rd := redistest.Start(t)
+	_, redAddr := startServer(t, Config{Backend: "redis://" + rd.Addr()})
+	_, memAddr := startServer(t, Config{})
+	red, mem := newClient(t, redAddr, 2), newClient(t, memAddr, 2)
+	rng := rand.New(rand.NewPCG(15, 2))
+	item := func() string { return "x" + strconv.Itoa(rng.IntN(60)) }
+	key := func() string { return []string{"a", "a", "a", "ns", "b"}[rng.IntN(5)] }
+	gen := func() []any {
+		switch k := key(); rng.IntN(14) {
+		case 0, 1, 2, 3:
+			return []any{"BF.ADD", k, item()}
+		case 4, 5:
+			return []any{"bf.madd", k, item(), item(), item()}
+		case 6, 7, 8:
+			return []any{"BF.EXISTS", k, item()}
+		case 9:
+			return []any{"BF.MEXISTS", k, item(), item()}
+		case 10:
+			return []any{"BF.INSERT", k, "NOCREATE", "ITEMS", item()}
+		case 11:
+			return []any{[]any{"BF.ADD", k}, []any{"BF.EXISTS", k, "x", "y"}, []any{"BF.NOPE", k}}[rng.IntN(3)].([]any)
+		case 12:
+			return []any{"BF.RESERVE", "ns", "0.01", "8", "NONSCALING"}
+		default:
+			return []any{[]any{"DEL", k}, []any{"BF.CARD", k}, []any{"PING"}}[rng.IntN(3)].([]any)
+		}
+	}
+	for round := range 60 {
+		var cmds [][]any
+		for range 1 + rng.IntN(40) {
+			cmds = append(cmds, gen())
+		}
+		got, want := pipelineReplies(ctx, red, cmds), pipelineReplies(ctx, mem, cmds)
+		for i := range cmds {
+			if got[i] != want[i] {
+				t.Fatalf("round %d, command %d of %d %v:\nredis  %s\nmemory %s", round, i, len(cmds), cmds[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// pipelineReplies sends cmds in one pipeline and formats each reply.
+func pipelineReplies(ctx context.Context, c *redis.Client, cmds [][]any) []string {
+	p := c.Pipeline()
+	var res []*redis.Cmd
+	for _, args := range cmds {
+		res = append(res, p.Do(ctx, args...))
+	}
+	p.Exec(ctx) // the replies' errors are in res
+	out := make([]string, len(res))
+	for i, r := range res {
+		v, err := r.Result()
+		out[i] = fmt.Sprint(v)
+		if err != nil {
+			out[i] = "error: " + err.Error()
+		}
+	}
+	return out
+}
+
+// TestPipelinedRunIsOneBatch: a pipeline of 200 BF.ADD (or BF.EXISTS) on
+// one filter takes a handful of round trips to Redis, not 200, and its
+// replies are in order.
+func TestPipelinedRunIsOneBatch(t *testing.T) {
+	ctx := context.Background()
+	rd := redistest.Start(t)
+	srv, addr := startServer(t, Config{Backend: "redis://" + rd.Addr()})
+	c := newClient(t, addr, 2)
+	want(t, c, cmd("OK", "BF.RESERVE", "k", "0.0000001", "10000"), cmd("1", "BF.ADD", "k", "x"),
+		cmd("1", "BF.EXISTS", "k", "x"))
+	trips := countTrips(srv)
+	for _, verb := range []string{"BF.ADD", "BF.EXISTS"} {
+		var cmds [][]any
+		for i := range 200 {
+			cmds = append(cmds, []any{verb, "k", "i" + strconv.Itoa(i%150)})
+		}
+		for i, r := range pipelineReplies(ctx, c, cmds) {
+			if want := fmt.Sprint(map[bool]int{true: 1}[i < 150 || verb == "BF.EXISTS"]); r != want {
+				t.Fatalf("%s reply %d: %s, want %s", verb, i, r, want)
+			}
+		}
+	}
+	if got := trips.reset(); got["evalsha"] > 20 || got["pipeline"] > 20 {
+		t.Errorf("round trips for 200 pipelined BF.ADD and 200 BF.EXISTS: %v", got)
+	}
 }
