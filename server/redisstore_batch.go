@@ -25,10 +25,10 @@ import (
 // non-scaling filter) stays with its own command, since whatever is not
 // the plain case (a filter not yet opened, a batch stopped by an error)
 // runs each remaining command alone, in order (addAlone), as before
-// coalescing. A connection waits for each command's reply before it
-// runs the next, so its commands keep their order. Batches are bounded
-// by batchItems (one command larger than that goes alone), and a queue
-// holds at most one command per connection.
+// coalescing. A connection waits for each command's reply (or its run's,
+// conn_run.go) before it runs the next, so its commands keep their
+// order. Batches are bounded by batchItems (an entry larger than that
+// goes alone), and a queue holds at most one entry per connection.
 
 // batchItems bounds the items of one coalesced call (AddMany splits it
 // further into script calls of at most 8192 bit offsets).
