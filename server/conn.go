@@ -50,6 +50,7 @@ type conn struct {
 	create   createOpts // scratch of defaultCreate
 	cfRes    []cuckoo.Status
 	cfCreate cuckooOpts // scratch of the CF.* adds' creation options
+	pipe     connRun    // pipelined commands gathered (conn_run.go)
 
 	// A connection served by a goroutine.
 	nc              net.Conn
