@@ -12,11 +12,12 @@ import (
 )
 
 // BenchmarkScalableExistsMany reads batches of 1000 (half present, half
-// absent) from a chain of five sub-filters holding 10⁶ items (n0 = 10⁵,
+// absent) from a chain of four sub-filters holding 10⁶ items (n0 = 10⁵,
 // p = 0.01, growth 2), against one real redis-server. Besides the
 // client's time and allocations it reports the Redis server's own CPU
 // time per item (INFO cpu: user and system, all its threads) and its
-// commands per item (INFO commandstats), the figures of docs/BENCHMARKS.md.
+// commands per item (INFO stats, the HMGET of each pipeline included),
+// the figures of docs/BENCHMARKS.md.
 func BenchmarkScalableExistsMany(b *testing.B) {
 	ctx := context.Background()
 	c := benchClient(b)
