@@ -21,66 +21,83 @@ import (
 // it sees a block as it was between two writes, and each write sets all
 // of an item's bits at once (one BITFIELD), so no reader sees half an
 // item. All GETRANGEs of up to MaxBatch items go in one pipeline: one
-// round trip per node.
+// round trip per node. A scalable filter's chain reads the same way, an
+// item's block in each sub-filter, all sub-filters in one pipeline
+// (scalable_exists.go).
 
 // mergeGap is the most bytes between two blocks that one GETRANGE reads
 // over rather than split in two: a command costs Redis about as much as
 // copying a few hundred bytes more.
 const mergeGap = 192
 
-// A ref is one item of a batch, packed for sorting: its block's place in
-// the high bits (shard << 23 | block index in the shard: a shard of at most
-// 512 MiB has 2²³ blocks, and there are at most 2¹⁶ shards) and its index
-// in the chunk (below MaxBatch = 2¹⁴) in the low refItemBits.
+// A ref is one item's block in one key, packed for sorting: the block's
+// place in the high bits (key << 23 | block index in the key: a key of at
+// most 512 MiB has 2²³ blocks, and there are at most 2¹⁶ shards or
+// bloom.MaxSubFilters sub-filters) and the item's index in the chunk in
+// the low refItemBits.
 const (
-	refItemBits  = 14
-	refShardBits = 23 // a shard's block index
+	refItemBits  = 16
+	refShardBits = 23 // a key's block index
 )
 
-// A chunk's item index must fit refItemBits.
-var _ [1<<refItemBits - MaxBatch]struct{}
+// A chunk's item index must fit refItemBits: MaxBatch items of a Filter,
+// chainBlocks / sub-filters of a Scalable.
+var (
+	_ [1<<refItemBits - MaxBatch]struct{}
+	_ [1<<refItemBits - chainBlocks]struct{}
+)
 
-func blockOf(ref uint64) (shard int, block uint64) {
+func blockOf(ref uint64) (key int, block uint64) {
 	b := ref >> refItemBits
 	return int(b >> refShardBits), b & (1<<refShardBits - 1)
 }
 
-// blockRange is one GETRANGE: blocks first … last of a shard, holding the
+// blockRange is one GETRANGE: blocks first … last of a key, holding the
 // items refs[from:to] of the sorted batch.
 type blockRange struct {
-	shard       int
-	first, last uint64 // block indices in the shard
+	key         int
+	first, last uint64 // block indices in the key
 	from, to    int
 	cmd         *redis.StringCmd
 }
 
-// blockReader answers one chunk of a batch of reads.
+// A readLayer is a set of keys every item is looked up in once: a
+// Filter's shards (one of them per item) or one sub-filter of a chain.
+// Item i's in-block bit offsets are pos[base+i*k : base+(i+1)*k].
+type readLayer struct{ k, base int }
+
+// blockReader answers one chunk of a batch of reads: an item is found if
+// it has all its bits in some layer.
 type blockReader struct {
-	m     *Meta
-	k     int
-	refs  []uint64 // sorted
-	pos   []uint16 // item i's in-block bit offsets (SETBIT numbering): pos[i*k:(i+1)*k]
-	spans []blockRange
-	args  []any   // the GETRANGEs' arguments, 4 per range
-	ends  []int64 // their start and end bytes, pointed to by args (no boxing)
+	keys   []string    // the keys a ref names
+	layers []readLayer // one for all keys (a Filter's shards), or one per key (a chain)
+	refs   []uint64    // sorted
+	pos    []uint16    // in-block bit offsets (SETBIT numbering)
+	spans  []blockRange
+	args   []any   // the GETRANGEs' arguments, 4 per range
+	ends   []int64 // their start and end bytes, pointed to by args (no boxing)
 }
 
 // readers keeps blockReaders' buffers between calls.
 var readers = sync.Pool{New: func() any { return new(blockReader) }}
 
+func getReader() *blockReader { return readers.Get().(*blockReader) }
+
+// putReader drops r's replies and keys and returns it to the pool.
+func putReader(r *blockReader) {
+	clear(r.spans[:cap(r.spans)])
+	r.keys = nil
+	readers.Put(r)
+}
+
 // existsBlocked answers ExistsMany for a blocked filter.
 func (f *Filter) existsBlocked(ctx context.Context, m *Meta, items [][]byte) ([]bool, error) {
 	out := make([]bool, len(items))
-	r := readers.Get().(*blockReader)
-	defer func() {
-		clear(r.spans[:cap(r.spans)]) // the replies
-		r.m = nil
-		readers.Put(r)
-	}()
-	r.m, r.k = m, int(m.Sizing.K)
+	r := getReader()
+	defer putReader(r)
 	for lo := 0; lo < len(items); lo += MaxBatch {
 		hi := min(lo+MaxBatch, len(items))
-		r.locate(items[lo:hi], f.hash)
+		r.locateShards(m, items[lo:hi], f.hash)
 		if err := r.read(ctx, f.client); err != nil {
 			return nil, fmt.Errorf("redisfilter: test %q: %w", f.name, err)
 		}
@@ -89,67 +106,101 @@ func (f *Filter) existsBlocked(ctx context.Context, m *Meta, items [][]byte) ([]
 	return out, nil
 }
 
-// locate fills refs and pos for items, sorted by block.
-func (r *blockReader) locate(items [][]byte, hash func([]byte) bloom.Hash) {
-	r.refs = slices.Grow(r.refs[:0], len(items))
-	r.pos = slices.Grow(r.pos[:0], len(items)*r.k)
-	offs := make([]uint64, 0, r.k)
+// start begins a chunk over keys.
+func (r *blockReader) start(keys []string) {
+	r.keys, r.layers, r.refs, r.pos = keys, r.layers[:0], r.refs[:0], r.pos[:0]
+}
+
+// layer begins the next layer, of k bits per item.
+func (r *blockReader) layer(k, items int) {
+	r.layers = append(r.layers, readLayer{k: k, base: len(r.pos)})
+	r.refs = slices.Grow(r.refs, items)
+	r.pos = slices.Grow(r.pos, items*k)
+}
+
+// put adds item's read of the current layer: bit offsets offs, the first
+// of which is local bit first of key.
+func (r *blockReader) put(key int, first uint64, item int, offs []uint64) {
+	r.refs = append(r.refs, (uint64(key)<<refShardBits|first/bloom.BlockBits)<<refItemBits|uint64(item))
+	for _, o := range offs {
+		r.pos = append(r.pos, uint16(o%bloom.BlockBits))
+	}
+}
+
+// layerOf is the layer of key's reads.
+func (r *blockReader) layerOf(key int) readLayer {
+	if len(r.layers) == 1 {
+		return r.layers[0]
+	}
+	return r.layers[key]
+}
+
+// locateShards fills r for items of a sharded filter, sorted by block.
+func (r *blockReader) locateShards(m *Meta, items [][]byte, hash func([]byte) bloom.Hash) {
+	k := int(m.Sizing.K)
+	r.start(m.Shards)
+	r.layer(k, len(items))
+	offs := make([]uint64, 0, k)
 	for i, it := range items {
-		offs = r.m.Sizing.Offsets(hash(it), offs[:0])
-		shard, local := r.m.locate(offs[0])
-		r.refs = append(r.refs, (uint64(shard)<<refShardBits|local/bloom.BlockBits)<<refItemBits|uint64(i))
-		for _, o := range offs {
-			r.pos = append(r.pos, uint16(o%bloom.BlockBits))
-		}
+		offs = m.Sizing.Offsets(hash(it), offs[:0])
+		shard, local := m.locate(offs[0])
+		r.put(shard, local, i, offs)
 	}
 	slices.Sort(r.refs)
 }
 
 // read sends one GETRANGE per run of nearby blocks, in one pipeline.
 func (r *blockReader) read(ctx context.Context, client redis.UniversalClient) error {
-	r.spans = r.spans[:0]
-	const gapBlocks = mergeGap / 64
-	for j, ref := range r.refs {
-		shard, b := blockOf(ref)
-		if n := len(r.spans); n > 0 && r.spans[n-1].shard == shard && b <= r.spans[n-1].last+1+gapBlocks {
-			r.spans[n-1].last, r.spans[n-1].to = b, j+1
-			continue
-		}
-		r.spans = append(r.spans, blockRange{shard: shard, first: b, last: b, from: j, to: j + 1})
-	}
-	r.args = slices.Grow(r.args[:0], 4*len(r.spans))[:4*len(r.spans)]
-	r.ends = slices.Grow(r.ends[:0], 2*len(r.spans))[:2*len(r.spans)]
 	_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range r.spans {
-			s := &r.spans[i]
-			r.ends[2*i], r.ends[2*i+1] = int64(s.first*64), int64(s.last*64+63)
-			a := r.args[4*i : 4*i+4 : 4*i+4]
-			a[0], a[1], a[2], a[3] = "GETRANGE", &r.m.Shards[s.shard], &r.ends[2*i], &r.ends[2*i+1]
-			s.cmd = redis.NewStringCmd(ctx, a...)
-			_ = p.Process(ctx, s.cmd)
-		}
+		r.queue(ctx, p)
 		return nil
 	})
 	return err
 }
 
-// answer tests each item's bits in the blocks read. Bytes past the end of
-// a reply were never written (a missing key reads as ""): zeros.
+// queue adds to p one GETRANGE per run of nearby blocks.
+func (r *blockReader) queue(ctx context.Context, p redis.Pipeliner) {
+	r.spans = r.spans[:0]
+	const gapBlocks = mergeGap / 64
+	for j, ref := range r.refs {
+		key, b := blockOf(ref)
+		if n := len(r.spans); n > 0 && r.spans[n-1].key == key && b <= r.spans[n-1].last+1+gapBlocks {
+			r.spans[n-1].last, r.spans[n-1].to = b, j+1
+			continue
+		}
+		r.spans = append(r.spans, blockRange{key: key, first: b, last: b, from: j, to: j + 1})
+	}
+	r.args = slices.Grow(r.args[:0], 4*len(r.spans))[:4*len(r.spans)]
+	r.ends = slices.Grow(r.ends[:0], 2*len(r.spans))[:2*len(r.spans)]
+	for i := range r.spans {
+		s := &r.spans[i]
+		r.ends[2*i], r.ends[2*i+1] = int64(s.first*64), int64(s.last*64+63)
+		a := r.args[4*i : 4*i+4 : 4*i+4]
+		a[0], a[1], a[2], a[3] = "GETRANGE", &r.keys[s.key], &r.ends[2*i], &r.ends[2*i+1]
+		s.cmd = redis.NewStringCmd(ctx, a...)
+		_ = p.Process(ctx, s.cmd)
+	}
+}
+
+// answer sets out[i] for each item i found with all its bits in a block
+// read (it never clears one). Bytes past the end of a reply were never
+// written (a missing key reads as ""): zeros.
 func (r *blockReader) answer(out []bool) {
 	for _, s := range r.spans {
 		data := s.cmd.Val()
+		l := r.layerOf(s.key)
 		for _, ref := range r.refs[s.from:s.to] {
 			_, b := blockOf(ref)
 			base, item := int(b-s.first)*64, int(ref&(1<<refItemBits-1))
 			in := true
-			for _, p := range r.pos[item*r.k : (item+1)*r.k] {
+			for _, p := range r.pos[l.base+item*l.k : l.base+(item+1)*l.k] {
 				x := base + int(p>>3)
 				if x >= len(data) || data[x]&(0x80>>(p&7)) == 0 {
 					in = false
 					break
 				}
 			}
-			out[item] = in
+			out[item] = out[item] || in
 		}
 	}
 }

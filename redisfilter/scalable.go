@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,9 +30,10 @@ import (
 // call and retry, at two or more round trips each. A Lua script does the
 // whole step atomically and takes a batch in one call (a chunk of at most
 // 8192 bit offsets), without retries; it is run by SHA and sent again on
-// NOSCRIPT. Reads need no script: Exists reads the bitmaps with
-// BITFIELD_RO in one pipelined round trip, which also checks that the
-// client's list of sub-filters is current.
+// NOSCRIPT. Reads need no script: Exists reads the bitmaps (GETRANGE of
+// the item's block in each blocked sub-filter, BITFIELD_RO of its bits in
+// a classic one) in one pipelined round trip, which also checks that the
+// client's list of sub-filters is current (scalable_exists.go).
 //
 // Keys: the metadata is a hash named after the filter (see the fields in
 // scalable_meta.go); sub-filter i is a bitmap "<prefix><i>", where the
@@ -263,119 +263,6 @@ func (s *Scalable) AddMany(ctx context.Context, items [][]byte) ([]bool, error) 
 		}
 	}
 	return out, nil
-}
-
-// Exists reports whether item may be in the filter (one pipelined round
-// trip, no script).
-func (s *Scalable) Exists(ctx context.Context, item []byte) (bool, error) {
-	r, err := s.ExistsMany(ctx, [][]byte{item})
-	if err != nil {
-		return false, err
-	}
-	return r[0], nil
-}
-
-// probe is one BITFIELD_RO command of ExistsMany: items from … from+n-1
-// against one sub-filter.
-type probe struct {
-	k, from, n int
-	cmd        *redis.IntSliceCmd
-}
-
-// pipelineOps bounds the bit reads in one pipeline of ExistsMany, so that
-// a pipeline is a few MB and its write never meets the client's timeout
-// while Redis works through it.
-const pipelineOps = 1 << 18
-
-// ExistsMany reports for each item whether it may be in the filter. It
-// reads every sub-filter with BITFIELD_RO commands of at most
-// MaxOpsPerCommand operations, together with the number of sub-filters,
-// in one pipeline (all keys are on one node: one round trip) per
-// pipelineOps reads, and reads again if the sub-filters have changed. A
-// missing filter is ErrNotFound.
-func (s *Scalable) ExistsMany(ctx context.Context, items [][]byte) ([]bool, error) {
-	out := make([]bool, len(items))
-	hashes := s.hashes(items)
-	m := s.view()
-	for from, stale := 0, 0; from < len(hashes); {
-		per := 0
-		for _, sz := range m.subs {
-			per += int(sz.K)
-		}
-		n := min(len(hashes)-from, max(1, pipelineOps/per))
-		current, err := s.probeAll(ctx, m, hashes[from:from+n], out[from:from+n])
-		if err != nil {
-			return nil, err
-		}
-		if current {
-			from += n
-			continue
-		}
-		if stale++; stale > maxStale {
-			return nil, fmt.Errorf("redisfilter: test %q: the metadata changed %d times", s.name, maxStale)
-		}
-		clear(out[from : from+n])
-		if m, err = s.refresh(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// probeAll tests hashes against m's sub-filters, setting out[i] for the
-// items found, and reports whether m was current.
-func (s *Scalable) probeAll(ctx context.Context, m *scalableMeta, hashes []bloom.Hash, out []bool) (bool, error) {
-	var st *redis.SliceCmd
-	var probes []probe
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		st = p.HMGet(ctx, s.name, "id", "filters")
-		offs := make([]uint64, 0, bloom.MaxK)
-		for i, sz := range m.subs {
-			k := int(sz.K)
-			per := max(1, MaxOpsPerCommand/k)
-			for from := 0; from < len(hashes); from += per {
-				n := min(per, len(hashes)-from)
-				args := make([]any, 0, 2+3*k*n)
-				args = append(args, "BITFIELD_RO", m.subKey(i))
-				for _, h := range hashes[from : from+n] {
-					for _, o := range sz.Offsets(h, offs[:0]) {
-						args = append(args, "GET", "u1", o)
-					}
-				}
-				cmd := redis.NewIntSliceCmd(ctx, args...) // replies without boxing each bit
-				p.Process(ctx, cmd)
-				probes = append(probes, probe{k: k, from: from, n: n, cmd: cmd})
-			}
-		}
-		return nil
-	})
-	if err := st.Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return false, fmt.Errorf("redisfilter: test %q: %w", s.name, s.scriptErr(err))
-	}
-	if err != nil {
-		return false, fmt.Errorf("redisfilter: test %q: %w", s.name, err)
-	}
-	vals := st.Val()
-	if vals[0] == nil {
-		return false, fmt.Errorf("redisfilter: test %q: %w", s.name, ErrNotFound)
-	}
-	if vals[0] != m.id || vals[1] != strconv.Itoa(len(m.subs)) {
-		return false, nil
-	}
-	for _, pr := range probes {
-		bits, err := pr.cmd.Result()
-		if err != nil || len(bits) != pr.n*pr.k {
-			return false, fmt.Errorf("redisfilter: test %q: reply of %d bits for %d items: %v", s.name, len(bits), pr.n, err)
-		}
-		for j := range pr.n {
-			all := true
-			for _, b := range bits[j*pr.k : (j+1)*pr.k] {
-				all = all && b == 1
-			}
-			out[pr.from+j] = out[pr.from+j] || all
-		}
-	}
-	return true, nil
 }
 
 // Count is the number of items inserted: adds that reported new (BF.CARD).

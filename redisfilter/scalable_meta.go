@@ -108,6 +108,15 @@ func parseSubSpec(text string, layout bloom.Layout) (bloom.Sizing, error) {
 // subKey names sub-filter i.
 func (m *scalableMeta) subKey(i int) string { return m.prefix + strconv.Itoa(i) }
 
+// subKeys returns the keys of the sub-filters.
+func (m *scalableMeta) subKeys() []string {
+	keys := make([]string, len(m.subs))
+	for i := range keys {
+		keys[i] = m.subKey(i)
+	}
+	return keys
+}
+
 // keys returns the metadata key and the keys of sub-filters 0 … n-1.
 func (m *scalableMeta) keys(name string, n int) []string {
 	keys := make([]string, 0, n+1)

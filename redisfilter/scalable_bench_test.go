@@ -1,0 +1,69 @@
+package redisfilter
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomery/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// BenchmarkScalableExistsMany reads batches of 1000 (half present, half
+// absent) from a chain of four sub-filters holding 10⁶ items (n0 = 10⁵,
+// p = 0.01, growth 2), against one real redis-server. Besides the
+// client's time and allocations it reports the Redis server's own CPU
+// time per item (INFO cpu: user and system, all its threads) and its
+// commands per item (INFO stats, the HMGET of each pipeline included),
+// the figures of docs/BENCHMARKS.md.
+func BenchmarkScalableExistsMany(b *testing.B) {
+	ctx := context.Background()
+	c := benchClient(b)
+	for _, l := range []bloom.Layout{bloom.Blocked, bloom.Classic} {
+		s, err := CreateScalable(ctx, c, "bench-chain-"+l.String(), 100_000, 0.01, WithLayout(l))
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys := benchItems("k", 1_000_000)
+		for lo := 0; lo < len(keys); lo += 10_000 {
+			if _, err := s.AddMany(ctx, keys[lo:lo+10_000]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		absent := benchItems("a", 100*benchBatch)
+		b.Run(l.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0, cmds0 := serverCost(b, c)
+			existsLoop(b, s, keys, absent)
+			cpu1, cmds1 := serverCost(b, c)
+			n := float64(b.N * benchBatch)
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e3/n, "server-µs/item")
+			b.ReportMetric(float64(cmds1-cmds0)/n, "commands/item")
+		})
+	}
+}
+
+// serverCost reads the Redis server's CPU time so far and the number of
+// commands it has run (less the INFO calls that ask).
+func serverCost(b *testing.B, c *redis.Client) (time.Duration, int) {
+	b.Helper()
+	info, err := c.Info(context.Background(), "cpu", "stats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cpu float64
+	cmds := 0
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, _ := strings.Cut(line, ":")
+		switch name {
+		case "used_cpu_user", "used_cpu_sys":
+			x, _ := strconv.ParseFloat(v, 64)
+			cpu += x
+		case "total_commands_processed":
+			cmds, _ = strconv.Atoi(v)
+		}
+	}
+	return time.Duration(cpu * float64(time.Second)), cmds
+}
