@@ -47,6 +47,7 @@ type conn struct {
 	bools    []bool
 	results  []addResult
 	create   createOpts // scratch of defaultCreate
+	lastKey  string     // the key of its last filter command (filterKey)
 
 	// A connection served by a goroutine.
 	nc              net.Conn
