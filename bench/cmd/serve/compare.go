@@ -75,6 +75,16 @@ func compareAll(o options, tmp string) error {
 		}
 	}()
 	targets := append([]*target{bl.target()}, peers...)
+	if o.base != "" {
+		base, err := startBloomery(o.base, filepath.Join(tmp, "base"), o.fsync, o.serveArgs)
+		if err != nil {
+			return fmt.Errorf("base: %w", err)
+		}
+		defer base.stop()
+		bt := base.target()
+		bt.name = "base"
+		targets = append(targets, bt)
+	}
 	for _, t := range targets {
 		if err := prefill(context.Background(), t); err != nil {
 			return fmt.Errorf("%s: prefill: %w", t.name, err)

@@ -13,8 +13,12 @@
 // Each round runs every case once on every server, rotating which goes
 // first; the report has the median requests/s over the rounds, the
 // median of the per-round ratios bloomery/peer, and each server's CPU
-// time per million requests (from /proc/PID/stat), a figure the shared
-// machine disturbs less than throughput.
+// time per million requests (from /proc/PID/stat, with the children it
+// waited for: redis-server's forked RDB saves and AOF rewrites), a figure
+// the shared machine disturbs less than throughput.
+//
+// -base BIN adds a second bloomery build to the rounds, named "base", so
+// a change can be measured against the build before it in the same run.
 //
 // -keys N fills every server with N small filters (BF.ADD k:i x) and
 // reports INFO used_memory per key, then bloomery's restart time with
@@ -48,6 +52,7 @@ func main() {
 	flag.IntVar(&o.keys, "keys", 0, "small filters for the memory-per-key and restart measurement (0: skip it)")
 	flag.IntVar(&o.memN, "mem-n", 10_000_000, "items in the memory measurement's filter (0: skip it)")
 	flag.StringVar(&o.bin, "bloomery", "", "bloomery binary (default: go build ../cmd/bloomery)")
+	flag.StringVar(&o.base, "base", "", "a second bloomery binary run in the same rounds as \"base\" (an A/B of two builds)")
 	flag.Parse()
 	logx.Disable() // go-zero (imported by redisbench) logs CPU stats to stdout, into the tables
 	var err error
@@ -68,7 +73,7 @@ type options struct {
 	rounds, requests, clients, keys, memN int
 	pipes                                 []int
 	cases                                 []benchCase
-	fsync, module, serveArgs, bin         string
+	fsync, module, serveArgs, bin, base   string
 }
 
 func run(o options) error {
