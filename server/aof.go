@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // The append-only log: records are appended to a buffer under mu (cheap:
@@ -62,10 +63,19 @@ type aofFile interface {
 	Close() error
 }
 
-// logFile is the aofFile of a real file.
-type logFile struct{ *os.File }
+// logFile is the aofFile of a real file; its writes go through writeLog
+// (aof_write_linux.go). It belongs to the holder of wmu.
+type logFile struct {
+	*os.File
+	sysfd    int       // the descriptor, -1 until fd reads it
+	rawUntil time.Time // writes go through the runtime until then (a raw write was slow)
+}
 
-func (f logFile) Allocate(off, n int64) error { return allocate(f.File, off, n) }
+func newLogFile(f *os.File) *logFile { return &logFile{File: f, sysfd: -1} }
+
+func (f *logFile) Write(b []byte) (int, error) { return f.writeLog(b) }
+
+func (f *logFile) Allocate(off, n int64) error { return allocate(f.File, off, n) }
 
 // maxSpare bounds the buffer kept for reuse after a write.
 const maxSpare = 4 << 20
@@ -329,7 +339,7 @@ func (p *persistence) openLog(gen uint64) error {
 		return fmt.Errorf("server: open log %s: %w", name, err)
 	}
 	p.closeLog()
-	p.file, p.fileName = logFile{f}, name
+	p.file, p.fileName = newLogFile(f), name
 	p.fileWritten, p.fileSynced = st.Size(), st.Size()
 	p.unsynced = p.unsynced[:0]
 	p.mu.Lock()
