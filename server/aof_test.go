@@ -384,3 +384,31 @@ func TestPersistPartialWriteThenFsyncFailure(t *testing.T) {
 	}
 	p.close()
 }
+
+// TestRewriteDue: an automatic snapshot is due when the snapshot plus
+// the log has grown by the percentage since the snapshot, as Redis's
+// auto-aof-rewrite (the snapshot standing for the AOF's base), not every
+// time the log alone passes the minimum.
+func TestRewriteDue(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		snap, base, log int64
+		want            bool
+	}{
+		{0, 0, 63 * mib, false}, // below the minimum
+		{0, 0, 65 * mib, true},  // no snapshot yet: the log alone
+		{1024 * mib, 0, 65 * mib, false},
+		{1024 * mib, 0, 1000 * mib, false},
+		{1024 * mib, 0, 1025 * mib, true},
+		{10 * mib, 0, 55 * mib, true},           // past the minimum and 100%
+		{10 * mib, 30 * mib, 60 * mib, false},   // 40 → 70: 75%
+		{100 * mib, 100 * mib, 301 * mib, true}, // 200 → 401: over 100%
+	}
+	for _, c := range cases {
+		p := &persistence{rewriteMin: 64 * mib, rewritePct: 100, snapSize: c.snap, baseSize: c.base, logSize: c.log}
+		if got := p.rewriteDue(); got != c.want {
+			t.Errorf("snapshot %d MiB, log %d MiB after it (%d MiB at the snapshot): due %v, want %v",
+				c.snap/mib, c.log/mib, c.base/mib, got, c.want)
+		}
+	}
+}

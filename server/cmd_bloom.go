@@ -43,7 +43,7 @@ func cmdReserve(c *conn, args [][]byte) {
 
 func cmdAdd(c *conn, args [][]byte) {
 	res := c.resultsFor(1)
-	_, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), res)
+	_, err := c.srv.bloom.Add(c.ctx, c.filterKey(args[1]), args[2:3], c.defaultCreate(), res)
 	c.addReply(res, err)
 }
 
@@ -57,7 +57,7 @@ func (c *conn) addReply(res []addResult, err error) {
 }
 
 func cmdMAdd(c *conn, args [][]byte) {
-	c.addMany(string(args[1]), args[2:], c.defaultCreate())
+	c.addMany(c.filterKey(args[1]), args[2:], c.defaultCreate())
 }
 
 func cmdInsert(c *conn, args [][]byte) {
@@ -75,7 +75,7 @@ func cmdInsert(c *conn, args [][]byte) {
 	if req.noCreate {
 		create = nil
 	}
-	c.addMany(string(args[1]), req.items, create)
+	c.addMany(c.filterKey(args[1]), req.items, create)
 }
 
 // addMany adds items and writes RedisBloom's array: one 1/0 (or error)
@@ -125,6 +125,25 @@ func (c *conn) writeBools(bs []bool) {
 	}
 }
 
+// filterKey returns b as a string, the connection's last one when it is
+// the same key: clients send runs of commands on one filter (a pipeline
+// of BF.ADD), and a backend call needs the key as a string, which would
+// otherwise be an allocation per command. Keys longer than
+// maxCachedKey are not kept.
+func (c *conn) filterKey(b []byte) string {
+	if string(b) == c.lastKey {
+		return c.lastKey
+	}
+	k := string(b)
+	if len(k) <= maxCachedKey {
+		c.lastKey = k
+	}
+	return k
+}
+
+// maxCachedKey bounds the key a connection keeps (filterKey).
+const maxCachedKey = 256
+
 // defaultCreate returns the creation options of BF.ADD and BF.MADD, in
 // the connection's scratch space (a local copy would escape to the heap
 // through the backend interface: an allocation per command).
@@ -135,13 +154,13 @@ func (c *conn) defaultCreate() *createOpts {
 
 func cmdExists(c *conn, args [][]byte) {
 	found := c.boolsFor(1)
-	err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:3], found)
+	err := c.srv.bloom.Exists(c.ctx, c.filterKey(args[1]), args[2:3], found)
 	c.existsReply(found, false, err)
 }
 
 func cmdMExists(c *conn, args [][]byte) {
 	found := c.boolsFor(len(args) - 2)
-	err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:], found)
+	err := c.srv.bloom.Exists(c.ctx, c.filterKey(args[1]), args[2:], found)
 	c.existsReply(found, true, err)
 }
 

@@ -40,9 +40,10 @@ type Config struct {
 	// a reply is sent), "everysec" (default) or "no" (left to the OS).
 	AppendFsync string
 	// AOFRewriteMinSize and AOFRewritePercent trigger a background
-	// snapshot when the log is larger than both the minimum (default 64
-	// MiB) and the percentage (default 100) of its size after the last
-	// snapshot.
+	// snapshot when the data on disk (the last snapshot and the log after
+	// it) is larger than the minimum (default 64 MiB) and has grown by the
+	// percentage (default 100) since that snapshot, as Redis's
+	// auto-aof-rewrite-min-size and auto-aof-rewrite-percentage.
 	AOFRewriteMinSize int64
 	AOFRewritePercent int
 	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT

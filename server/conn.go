@@ -51,6 +51,7 @@ type conn struct {
 	cfRes    []cuckoo.Status
 	cfCreate cuckooOpts // scratch of the CF.* adds' creation options
 	pipe     connRun    // pipelined commands gathered (conn_run.go)
+	lastKey  string     // the key of its last filter command (filterKey)
 
 	// A connection served by a goroutine.
 	nc              net.Conn

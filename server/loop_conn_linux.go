@@ -140,7 +140,7 @@ func (l *eventLoop) receive(lc *loopConn) {
 	if lc.busy || lc.closed || lc.eof || l.closing || lc.pending() >= loopBacklog {
 		return
 	}
-	n, err := unix.Read(lc.fd, lc.in.Space(loopReadChunk))
+	n, err := rawRead(lc.fd, lc.in.Space(loopReadChunk))
 	switch {
 	case n > 0:
 		lc.in.Commit(n)
@@ -278,7 +278,7 @@ func (l *eventLoop) write(lc *loopConn, b []byte) bool {
 	if !fresh {
 		b = lc.out[lc.sent:]
 	}
-	n, err := unix.Write(lc.fd, b)
+	n, err := rawWrite(lc.fd, b)
 	if n < 0 {
 		n = 0
 	}

@@ -180,7 +180,7 @@ func (l *eventLoop) wait() int {
 
 // poll collects the ready events without waiting.
 func (l *eventLoop) poll() int {
-	n, err := unix.EpollWait(l.epfd, l.events, 0)
+	n, err := rawEpollPoll(l.epfd, l.events)
 	if err != nil {
 		if err != unix.EINTR {
 			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
@@ -204,7 +204,7 @@ func (l *eventLoop) wake() {
 	if l.woken.CompareAndSwap(false, true) {
 		var one [8]byte
 		binary.NativeEndian.PutUint64(one[:], 1)
-		unix.Write(l.wakefd, one[:])
+		rawWrite(l.wakefd, one[:])
 	}
 }
 
@@ -260,7 +260,7 @@ func (l *eventLoop) request(r loopRequest) {
 // to end.
 func (l *eventLoop) takeInbox() bool {
 	var b [8]byte
-	unix.Read(l.wakefd, b[:])
+	rawRead(l.wakefd, b[:])
 	l.woken.Store(false) // before taking: a later post writes again
 	l.mu.Lock()
 	incoming, finished, pushed, req := l.incoming, l.finished, l.pushed, l.requests

@@ -45,8 +45,9 @@ package server
 // bytes the failure may have lost, succeeds.
 //
 // Snapshots (snapshot.go) are taken by SAVE, BGSAVE, automatically when
-// the log has grown past both AOFRewriteMinSize and AOFRewritePercent
-// more than its size right after the last snapshot, and at close. The
+// the data on disk (the snapshot and the log after it) is larger than
+// AOFRewriteMinSize and has grown by AOFRewritePercent since the last
+// snapshot (rewriteDue, Redis's auto-aof-rewrite rule), and at close. The
 // cut rotates the log to G+1 with every key locked (a pause that lists
 // the keys, nothing more); the snapshot of that instant is written as
 // snapshot.(G+1).bdb.tmp, fsynced, renamed and the directory fsynced;
@@ -92,6 +93,7 @@ type persistence struct {
 	gen           uint64 // the current log's generation
 	logSize       int64  // the current log's bytes, written or buffered
 	baseSize      int64  // logSize right after the last snapshot or at startup
+	snapSize      int64  // bytes of the snapshot the current logs follow (0: none)
 	dirty         int64  // changes since the last snapshot
 	closed        bool   // appends are refused
 	rewriteQueued bool   // an automatic snapshot is asked for or running
@@ -220,6 +222,9 @@ func (p *persistence) load(l loader) error {
 		if keys, err = p.loadSnapshot(snap, l); err != nil {
 			return err
 		}
+		if st, err := os.Stat(filepath.Join(p.dir, snapshotName(snap))); err == nil {
+			p.snapSize = st.Size()
+		}
 	}
 	for i, lg := range logs {
 		n, err := p.replayLog(filepath.Join(p.dir, logName(lg)), i == len(logs)-1, l)
@@ -312,7 +317,7 @@ func (p *persistence) close() error {
 // info is INFO's persistence section (numeric fields become metrics).
 func (p *persistence) info() []infoField {
 	p.mu.Lock()
-	size, base, pending, dirty, gen := p.logSize, p.baseSize, len(p.buf), p.dirty, p.gen
+	size, base, pending, dirty, gen := p.snapSize+p.logSize, p.snapSize+p.baseSize, len(p.buf), p.dirty, p.gen
 	p.mu.Unlock()
 	saving := b01(p.saving.Load() && !p.isClosed())
 	i := strconv.FormatInt

@@ -19,9 +19,9 @@ func (p *persistence) rewriter() {
 		wait := time.Duration(0)
 		if p.saving.CompareAndSwap(false, true) {
 			p.mu.Lock()
-			size, base := p.logSize, p.baseSize
+			size, base, snap := p.logSize, p.baseSize, p.snapSize
 			p.mu.Unlock()
-			p.log.Info("log grown: automatic snapshot", "log_bytes", size, "base_bytes", base)
+			p.log.Info("log grown: automatic snapshot", "log_bytes", size, "base_bytes", base, "snapshot_bytes", snap)
 			if err := p.snapshot(false); err != nil {
 				wait = 5 * time.Second
 			}
@@ -83,7 +83,7 @@ func (p *persistence) snapshot(final bool) error {
 		return err
 	}
 	p.mu.Lock()
-	p.baseSize = p.logSize
+	p.baseSize, p.snapSize = p.logSize, size
 	p.dirty -= c.dirty
 	p.mu.Unlock()
 	p.snapGen.Store(c.gen)

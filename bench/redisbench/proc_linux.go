@@ -31,7 +31,11 @@ func ProcessCPU() (time.Duration, bool) {
 const clockTicks = 100
 
 // PidCPU is the CPU time (user and system) process pid has used so far,
-// from /proc/pid/stat, and true; false where it is not measured.
+// with that of its children it has waited for, from /proc/pid/stat, and
+// true; false where it is not measured. The children count because
+// redis-server saves its RDB snapshots and rewrites its append-only file
+// in forked children, work a server that does not fork pays in its own
+// time.
 func PidCPU(pid int) (time.Duration, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -44,13 +48,16 @@ func PidCPU(pid int) (time.Duration, bool) {
 		return 0, false
 	}
 	f := strings.Fields(s[i+1:]) // from field 3 (state) on
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return 0, false
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
-	st, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
-	if err1 != nil || err2 != nil {
-		return 0, false
+	ticks := int64(0)
+	for _, field := range f[11:15] { // fields 14-17: utime, stime, cutime, cstime
+		t, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += t
 	}
-	return time.Duration(ut+st) * time.Second / clockTicks, true
+	return time.Duration(ticks) * time.Second / clockTicks, true
 }

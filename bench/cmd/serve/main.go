@@ -13,8 +13,9 @@
 // Each round runs every case once on every server, rotating which goes
 // first; the report has the median requests/s over the rounds, the
 // median of the per-round ratios bloomery/peer, and each server's CPU
-// time per million requests (from /proc/PID/stat), a figure the shared
-// machine disturbs less than throughput.
+// time per million requests (from /proc/PID/stat, with the children it
+// waited for: redis-server's forked RDB saves and AOF rewrites), a figure
+// the shared machine disturbs less than throughput.
 //
 // -keys N fills every server with N small filters (BF.ADD k:i x) and
 // reports INFO used_memory per key, then bloomery's restart time with
@@ -23,8 +24,10 @@
 // its bytes. Both measure the memory backend, and -backend redis skips
 // them.
 //
-// -backend redis measures the stateless mode instead (stateless.go), and
-// -baseline runs a second bloomery binary beside the first.
+// -backend redis measures the stateless mode instead (stateless.go).
+// -baseline BIN runs a second bloomery build beside the first, as
+// "bloomery-base", so a change is measured against the build before it
+// in the same run.
 package main
 
 import (
