@@ -17,7 +17,7 @@ import (
 // and UnmarshalBinary always need exclusive access.
 type Filter struct {
 	// The hot path reads the first 40 bytes: keep them together.
-	words      []uint64   // the bit array, m/64 words, 64-byte aligned
+	words      []uint64   // the bit array, m/64 words, 64-byte aligned when blocked
 	ext        *filterExt // key or RedisBloom bits per entry; nil for unkeyed XXH3
 	k          uint32
 	layout     Layout
@@ -129,8 +129,23 @@ func initFilter(f *Filter, s Sizing, c config) error {
 		return fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
 			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
 	}
-	f.setup(s, c, alignedWords(s.Bits/64))
+	f.setup(s, c, newWords(s.Layout, s.Bits/64))
 	return nil
+}
+
+// newWords allocates the n zeroed words of a bit array in layout l:
+// 64-byte aligned in the blocked layout, so that a block is one cache
+// line (alignedWords); at their exact size in the others, whose probes
+// land anywhere in the array, so that alignment saves no cache line and
+// a small array takes only its size class (152 bytes take 160, where
+// aligning them took 208).
+func newWords(l Layout, n uint64) []uint64 {
+	if l == Blocked {
+		return alignedWords(n)
+	}
+	w := make([]uint64, n)
+	adviseHugePages(w)
+	return w
 }
 
 // setup makes *f an empty filter of geometry s over words (all zero,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -828,8 +829,10 @@ func TestAccessors(t *testing.T) {
 	}
 }
 
-// TestAligned checks that the bit array starts on a 64-byte boundary, so
-// that each 512-bit block is one cache line.
+// TestAligned checks that a blocked bit array starts on a 64-byte
+// boundary, so that each 512-bit block is one cache line, and that every
+// bit array has its exact size; a classic one is not padded for
+// alignment (which would take a 152-byte array from 160 bytes to 208).
 func TestAligned(t *testing.T) {
 	var keep []*Filter // keep them alive so allocations land at new addresses
 	for round := range 3 {
@@ -843,7 +846,7 @@ func TestAligned(t *testing.T) {
 		} {
 			for _, opts := range [][]Option{nil, {WithConcurrent()}} {
 				f := newSizedT(t, s, opts...)
-				if addr := uintptr(unsafe.Pointer(&f.words[0])); addr%64 != 0 {
+				if addr := uintptr(unsafe.Pointer(&f.words[0])); addr%64 != 0 && s.Layout == Blocked {
 					t.Errorf("round %d, %d bits: bit array at %#x is not 64-byte aligned", round, s.Bits, addr)
 				}
 				if uint64(len(f.words)) != s.Bits/64 || uint64(cap(f.words)) != s.Bits/64 {
@@ -855,12 +858,36 @@ func TestAligned(t *testing.T) {
 		}
 	}
 	for _, n := range []uint64{1, 100, 10_000, 1_000_000} {
-		for _, l := range []Layout{Blocked, Classic} {
-			f := newFilterT(t, n, 0.01, WithLayout(l))
-			if addr := uintptr(unsafe.Pointer(&f.words[0])); addr%64 != 0 {
-				t.Errorf("New(%d) %s: bit array at %#x is not 64-byte aligned", n, l, addr)
-			}
+		f := newFilterT(t, n, 0.01, WithLayout(Blocked))
+		if addr := uintptr(unsafe.Pointer(&f.words[0])); addr%64 != 0 {
+			t.Errorf("New(%d): bit array at %#x is not 64-byte aligned", n, addr)
 		}
 	}
 	_ = keep
+}
+
+// TestNoRaceClassicArrayUnpadded checks that a small classic bit array
+// takes its own size class only: 19 words (152 bytes) allocate 160 bytes,
+// not the 208 that padding for alignment took. (The allocation count
+// runs without the race detector, which adds its own.)
+func TestNoRaceClassicArrayUnpadded(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation sizes run in make test's race-free pass")
+	}
+	s := Sizing{Layout: Classic, N: 100, P: 0.005, Bits: 19 * 64, K: 8}
+	var before, after runtime.MemStats
+	const count = 1000
+	keep := make([]*Filter, count)
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range keep {
+		keep[i] = newSizedT(t, s)
+	}
+	runtime.ReadMemStats(&after)
+	perFilter := (after.TotalAlloc - before.TotalAlloc) / count
+	// The Filter (72 bytes: size class 80) and the array (160).
+	if perFilter > 80+160 {
+		t.Errorf("%d bytes allocated per filter of 152 bytes of bits, want at most %d", perFilter, 80+160)
+	}
+	runtime.KeepAlive(keep)
 }

@@ -84,7 +84,7 @@ func (s *Scalable) RedisBloomHeader() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fs := s.filters()
-	if l := fs[0].layout; l != RedisBloom {
+	if l := s.prm.layout; l != RedisBloom {
 		return nil, fmt.Errorf("%w: a %s filter has no RedisBloom dump header (only the RedisBloom layout has)", ErrInvalidLayout, l)
 	}
 	b := make([]byte, rbChainSize+rbLinkSize*len(fs))
@@ -242,7 +242,7 @@ func checkRedisBloomChain(links []rbLink, options, growth uint32) (rbHeader, err
 	case len(links) > maxRedisBloomLinks:
 		return rbHeader{}, fmt.Errorf("%d sub-filters, RedisBloom makes at most %d", len(links), maxRedisBloomLinks)
 	}
-	prm := growthParams{p: links[0].err * 2, s: uint64(growth), r: 0.5, f: 0.5, rbGrowth: growth}
+	prm := growthParams{p: links[0].err * 2, s: uint64(growth), r: 0.5, f: 0.5, rbGrowth: growth, layout: RedisBloom}
 	if nonScaling {
 		prm.p, prm.s = links[0].err, 0
 	}

@@ -69,6 +69,8 @@ type growthParams struct {
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
 	rbGrowth uint32  // RedisBloom layout: its dump's growth field (s, unless non-scaling)
+	layout   Layout  // the chain's layout (its small sub-filters may be classic: subSizing)
+	uniform  bool    // Blocked: every sub-filter blocked (Growth.UniformLayout, format version 1)
 }
 
 // sharedParams interns growthParams, up to maxSharedParams distinct
@@ -117,7 +119,7 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 		return nil, err
 	}
 	s := &Scalable{prm: params(prm)}
-	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, c.layout, 0, 0)
+	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +130,12 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 	return s, nil
 }
 
-// newSub allocates sub-filter i (i ≥ 1), with the first one's layout,
-// key and concurrency mode, after the grow hook accepts its size.
+// newSub allocates sub-filter i (i ≥ 1), in the layout the chain's rule
+// gives it (subSizing), with the first one's key and concurrency mode,
+// after the grow hook accepts its size.
 func (s *Scalable) newSub(i int) (*Filter, error) {
 	first := s.filters()[0]
-	sz, err := s.subSize(s.rule(), first.layout, i, s.Bytes())
+	sz, err := s.subSize(s.rule(), i, s.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +144,7 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 			return nil, err
 		}
 	}
-	f, err := newFilter(sz, config{layout: first.layout, concurrent: first.concurrent, maxBytes: s.prm.maxBytes})
+	f, err := newFilter(sz, config{layout: sz.Layout, concurrent: first.concurrent, maxBytes: s.prm.maxBytes})
 	if err != nil {
 		return nil, err
 	}

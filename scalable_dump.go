@@ -32,7 +32,7 @@ func (s *Scalable) Clone() *Scalable {
 			g = new(Filter)
 		}
 		*g = *f
-		g.words = alignedWords(uint64(len(f.words)))
+		g.words = newWords(f.layout, uint64(len(f.words)))
 		copy(g.words, f.words) // every writer holds s.mu
 		if f.stripes != nil {
 			g.stripes = new([8]paddedU64)
@@ -77,7 +77,6 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.layout = Layout(h.layout)
 	g := s.ruleOf(h)
 	if want := headerSize + scalableParams + int(h.m)*headerSize; len(b) != want {
 		return nil, fmt.Errorf("%w: a dump header of %d sub-filters has %d bytes, not %d", ErrFormat, h.m, want, len(b))
@@ -100,7 +99,7 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if sz.Bytes() > c.maxBytes-size || sz.Bytes() > maxArrayBytes {
 			return nil, fmt.Errorf("%w: sub-filter %d has %d bytes after %d, limit %d", ErrTooLarge, i, sz.Bytes(), size, c.maxBytes)
 		}
-		if err := g.checkSub(c.layout, i, int(h.m), sz, sh.count); err != nil {
+		if err := g.checkSub(s.prm, i, int(h.m), sz, sh.count); err != nil {
 			return nil, err
 		}
 		subs[i], counts[i] = sz, sh.count

@@ -59,8 +59,9 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 // head returns the kind-2 header and the parameter block of the chain fs,
 // 128 bytes. The caller holds s.mu.
 func (s *Scalable) head(fs []*Filter) []byte {
-	h := header{kind: kindScalable, layout: uint8(fs[0].layout), hash: uint8(fs[0].HashID()),
-		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count()}
+	h := header{kind: kindScalable, layout: uint8(s.prm.layout), hash: uint8(fs[0].HashID()),
+		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count(),
+		small: s.prm.layout == Blocked && !s.prm.uniform}
 	if fs[0].ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
@@ -69,7 +70,7 @@ func (s *Scalable) head(fs []*Filter) []byte {
 	le.PutUint64(prm[0:], s.prm.s)
 	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
 	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
-	if fs[0].layout == RedisBloom {
+	if s.prm.layout == RedisBloom {
 		le.PutUint32(prm[24:], s.prm.rbGrowth)
 		le.PutUint32(prm[28:], redisBloomOptions(s.prm.s == 0))
 	}
@@ -134,7 +135,6 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.layout = Layout(h.layout)
 	g := s.ruleOf(h)
 	fs := make([]*Filter, 0, h.m)
 	var size, count uint64
@@ -148,7 +148,7 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 		if _, err := decodeInto(f, r, sc); err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		if err := g.checkSub(c.layout, i, int(h.m), f.Sizing(), f.Inserted()); err != nil {
+		if err := g.checkSub(s.prm, i, int(h.m), f.Sizing(), f.Inserted()); err != nil {
 			return nil, err
 		}
 		fs = append(fs, f)
@@ -225,7 +225,8 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if so.Expansion > MaxExpansion {
 		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
 	}
-	gp := growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes}
+	gp := growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes,
+		layout: layout, uniform: layout == Blocked && !h.small}
 	if layout == RedisBloom {
 		if gp.rbGrowth, err = checkRedisBloomParams(gp, le.Uint32(prm[24:]), le.Uint32(prm[28:])); err != nil {
 			return nil, h, err
@@ -242,25 +243,27 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	return s, h, nil
 }
 
-// checkSub checks sub-filter i of a chain of m with layout, with
-// geometry sz and count items, against the chain's rules g: its layout,
-// capacity and rate, and every sub-filter but the last holding exactly
-// its capacity.
+// checkSub checks sub-filter i of a chain of m with parameters prm, with
+// geometry sz and count items, against the chain's rules g: its capacity
+// and rate, its layout (the one subSizing gives them, exactly), and
+// every sub-filter but the last holding exactly its capacity.
 //
 // A non-scaling filter's sub-filter may also have the rate p·f: before
 // the whole rate went to it, writers gave it its first share (except in
 // the RedisBloom layout, which is younger).
-func (g growthRule) checkSub(layout Layout, i, m int, sz Sizing, count uint64) error {
+func (g growthRule) checkSub(prm *growthParams, i, m int, sz Sizing, count uint64) error {
 	capacity, p := g.sub(i)
-	if g.s == 0 && layout != RedisBloom && sz.P == g.p*g.f {
+	if g.s == 0 && prm.layout != RedisBloom && sz.P == g.p*g.f {
 		p = sz.P
 	}
 	var err error
 	switch {
-	case sz.Layout != layout:
-		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, layout)
+	case sz.Layout != prm.layout && sz.Layout != Classic:
+		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, prm.layout)
 	case sz.N != capacity || sz.P != p:
 		err = fmt.Errorf("capacity %d at rate %g, the chain's rules give %d at %g", sz.N, sz.P, capacity, p)
+	case sz.Layout != subLayout(capacity, p, prm.layout, prm.uniform):
+		err = fmt.Errorf("layout %s in a %s chain at capacity %d and rate %g (%s)", sz.Layout, prm.layout, capacity, p, prm.ruleName())
 	case count > capacity || (i < m-1 && count != capacity):
 		err = fmt.Errorf("%d items for capacity %d", count, capacity)
 	}
@@ -268,6 +271,14 @@ func (g growthRule) checkSub(layout Layout, i, m int, sz Sizing, count uint64) e
 		return fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
 	}
 	return nil
+}
+
+// ruleName says how a chain with parameters prm lays out its sub-filters.
+func (prm *growthParams) ruleName() string {
+	if prm.layout == Blocked && !prm.uniform {
+		return "small sub-filters classic where smaller"
+	}
+	return "uniform"
 }
 
 // checkCount checks the header's count against the sub-filters' sum.

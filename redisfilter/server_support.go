@@ -36,7 +36,7 @@ func IsScalable(cmd *redis.StringCmd) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	return v == scalableFormat, nil
+	return v == scalableFormat || v == scalableFormatSmall, nil
 }
 
 // OpenScalableInfo is OpenScalable followed by Info, in the round trip of
