@@ -36,7 +36,7 @@ func (s *Scalable) Growth() Growth {
 func (s *Scalable) Layout() Layout { return s.prm.layout }
 
 // HashID identifies the hash of every sub-filter.
-func (s *Scalable) HashID() HashID { return s.filters()[0].HashID() }
+func (s *Scalable) HashID() HashID { return s.first.HashID() }
 
 // SubFilter describes one sub-filter of a Scalable filter.
 type SubFilter struct {
@@ -52,7 +52,7 @@ func (s *Scalable) SubFilters() []SubFilter {
 	fs := s.filters()
 	out := make([]SubFilter, len(fs))
 	for i, f := range fs {
-		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted(), SetBits: f.popcount(0, uint64(len(f.words)))}
+		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted(), SetBits: f.popcount(0, uint64(len(f.words())))}
 	}
 	return out
 }

@@ -56,7 +56,7 @@ func TestScalableDescription(t *testing.T) {
 					t.Errorf("sub-filter %d: %+v; the filter's %v with %d items, remade %v", i, sub, f.Sizing(), f.Inserted(), remade[i].Sizing)
 				}
 				var set uint64
-				for _, w := range f.words {
+				for _, w := range f.words() {
 					set += uint64(bits.OnesCount64(w))
 				}
 				if sub.SetBits != set || set == 0 {

@@ -151,7 +151,7 @@ func (f *Filter) header() header {
 // WriteTo writes the filter's encoding to w (io.WriterTo). The bit array
 // is streamed in 1 MiB chunks, so a large filter needs no second copy.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	return writeEncoding(w, f.header(), f.words, f.concurrent)
+	return writeEncoding(w, f.header(), f.words(), f.concurrent)
 }
 
 // writeEncoding writes header h, words as the payload (little-endian
@@ -303,7 +303,7 @@ func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
 	if err := initFilter(f, s, c); err != nil {
 		return total, err
 	}
-	nr, err := readPayload(r, f.words)
+	nr, err := readPayload(r, f.words())
 	total += nr
 	if err != nil {
 		return total, err

@@ -16,8 +16,9 @@ import (
 // each other and with the Test methods. Clear, Union, Intersect, ReadFrom
 // and UnmarshalBinary always need exclusive access.
 type Filter struct {
-	// The hot path reads the first 40 bytes: keep them together.
-	words      []uint64   // the bit array, m/64 words, 64-byte aligned when blocked
+	// The hot path reads the first 32 bytes: keep them together.
+	wp         *uint64    // the bit array's first word (words), 64-byte aligned when blocked
+	nw         uint64     // its length in words, m/64
 	ext        *filterExt // key or RedisBloom bits per entry; nil for unkeyed XXH3
 	k          uint32
 	layout     Layout
@@ -31,11 +32,19 @@ type Filter struct {
 	p float64 // target false-positive rate at n
 }
 
+// words is the bit array. The filter keeps its start and length, not a
+// slice (whose capacity is its length): 8 bytes less in every filter,
+// of which a server keeps one per key (docs/DESIGN.md §5).
+func (f *Filter) words() []uint64 { return unsafe.Slice(f.wp, f.nw) }
+
+// setWords makes w the bit array.
+func (f *Filter) setWords(w []uint64) { f.wp, f.nw = unsafe.SliceData(w), uint64(len(w)) }
+
 // m is the number of bits.
-func (f *Filter) m() uint64 { return uint64(len(f.words)) * 64 }
+func (f *Filter) m() uint64 { return f.nw * 64 }
 
 // blocks is the number of 512-bit blocks (of the blocked layout).
-func (f *Filter) blocks() uint64 { return uint64(len(f.words)) / 8 }
+func (f *Filter) blocks() uint64 { return f.nw / 8 }
 
 // maxArrayBytes is a hard ceiling on any bit array (1 PiB), whatever
 // WithMaxBytes says, so that no size can overflow an allocation.
@@ -152,7 +161,8 @@ func newWords(l Layout, n uint64) []uint64 {
 // s.Bits/64 of them), with c's key and concurrency mode.
 func (f *Filter) setup(s Sizing, c config, words []uint64) {
 	*f = Filter{
-		words:      words,
+		wp:         unsafe.SliceData(words),
+		nw:         uint64(len(words)),
 		ext:        c.ext(s),
 		k:          s.K,
 		layout:     s.Layout,

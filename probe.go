@@ -41,7 +41,7 @@ const fieldsPerWord = 7 // 9-bit fields in one 64-bit probe word
 // the block is always inside the array and needs no bounds check.
 func (f *Filter) block(h Hash) *[8]uint64 {
 	off := uintptr(mulhi(h.H1, f.blocks())) * 64
-	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), off))
+	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(f.wp), off))
 }
 
 // addBlocked is the hot path of Add: the probes of each probe word are
@@ -169,8 +169,8 @@ func (f *Filter) addClassic(h Hash) bool {
 	for i := range f.k {
 		o := mulhi(classicWord(h, i), f.m())
 		bit := uint64(1) << (o & 63)
-		changed |= bit &^ f.words[o>>6]
-		f.words[o>>6] |= bit
+		changed |= bit &^ f.words()[o>>6]
+		f.words()[o>>6] |= bit
 	}
 	return changed != 0
 }
@@ -180,7 +180,7 @@ func (f *Filter) addClassic(h Hash) bool {
 func (f *Filter) testClassic(h Hash) bool {
 	for i := range f.k {
 		o := mulhi(classicWord(h, i), f.m())
-		if f.words[o>>6]&(1<<(o&63)) == 0 {
+		if f.words()[o>>6]&(1<<(o&63)) == 0 {
 			return false
 		}
 	}
@@ -251,7 +251,7 @@ func (f *Filter) addAtomic(h Hash) bool {
 		return f.addRedisBloomAtomic(h)
 	case Classic:
 		for i := range f.k {
-			changed = orBit(f.words, mulhi(classicWord(h, i), f.m())) || changed
+			changed = orBit(f.words(), mulhi(classicWord(h, i), f.m())) || changed
 		}
 		return changed
 	}
@@ -260,7 +260,7 @@ func (f *Filter) addAtomic(h Hash) bool {
 	for j := uint64(1); ; j++ {
 		n := min(left, fieldsPerWord)
 		for range n {
-			changed = orBit(f.words, base+w&511) || changed
+			changed = orBit(f.words(), base+w&511) || changed
 			w >>= 9
 		}
 		if left -= n; left == 0 {
@@ -285,7 +285,7 @@ func (f *Filter) testAtomic(h Hash) bool {
 	case Classic:
 		for i := range f.k {
 			x := mulhi(classicWord(h, i), f.m())
-			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
+			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words()[x>>6])
 		}
 		return miss == 0
 	}
@@ -295,7 +295,7 @@ func (f *Filter) testAtomic(h Hash) bool {
 		n := min(left, fieldsPerWord)
 		for range n {
 			x := base + w&511
-			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
+			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words()[x>>6])
 			w >>= 9
 		}
 		if left -= n; left == 0 {

@@ -32,8 +32,8 @@ func (s *Scalable) Clone() *Scalable {
 			g = new(Filter)
 		}
 		*g = *f
-		g.words = newWords(f.layout, uint64(len(f.words)))
-		copy(g.words, f.words) // every writer holds s.mu
+		g.setWords(newWords(f.layout, uint64(len(f.words()))))
+		copy(g.words(), f.words()) // every writer holds s.mu
 		if f.stripes != nil {
 			g.stripes = new([8]paddedU64)
 		}
@@ -184,7 +184,7 @@ func (s *Scalable) WritePayloadAt(p []byte, off int64) (int, error) {
 	}
 	err := s.forRange(p, off, func(f *Filter, part []byte, at int64) error {
 		if vs := viewsOf(s); vs != nil {
-			vs.beforeWrite(f.words, uint64(at), uint64(len(part)))
+			vs.beforeWrite(f.words(), uint64(at), uint64(len(part)))
 		}
 		_, err := f.WriteAt(part, at)
 		return err

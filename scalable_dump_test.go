@@ -85,7 +85,7 @@ func TestScalableClone(t *testing.T) {
 					t.Fatalf("sub-filter %d: clone concurrent=%v keyed=%v %s, original %v %v %s",
 						i, f.Concurrent(), f.Keyed(), f.Layout(), o.Concurrent(), o.Keyed(), o.Layout())
 				}
-				if &f.words[0] == &o.words[0] {
+				if &f.words()[0] == &o.words()[0] {
 					t.Fatalf("sub-filter %d shares its bit array", i)
 				}
 			}

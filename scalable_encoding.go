@@ -113,7 +113,6 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 	s.prm = g.prm
 	fs := g.filters()
 	s.first = g.first
-	s.one[0] = &s.first
 	s.chain.Store(nil)
 	if len(fs) > 1 {
 		fs = append([]*Filter{&s.first}, fs[1:]...)
@@ -165,7 +164,6 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 // setChain makes fs, whose first element is &s.first, the chain of a
 // filter nobody else uses yet.
 func (s *Scalable) setChain(fs []*Filter) {
-	s.one[0] = &s.first
 	if s.first.ext.keyed() {
 		for _, f := range fs[1:] {
 			f.ext = s.first.ext // one key for all

@@ -146,7 +146,7 @@ type growthRule struct {
 
 // rule is s's growth rule; the first sub-filter's capacity is n0.
 func (s *Scalable) rule() growthRule {
-	return growthRule{s.filters()[0].n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
+	return growthRule{s.first.n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
 }
 
 // sub returns capacity and rate of sub-filter i. The one sub-filter of a
