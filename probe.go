@@ -164,23 +164,55 @@ func classicWord(h Hash, i uint32) uint64 {
 	return probeWord(h, uint64(i))
 }
 
+// addClassic reads all k probes first (their cache misses overlap),
+// then sets the missing ones; an item already present writes nothing.
 func (f *Filter) addClassic(h Hash) bool {
-	var changed uint64
-	for i := range f.k {
-		o := mulhi(classicWord(h, i), f.m())
-		bit := uint64(1) << (o & 63)
-		changed |= bit &^ f.words()[o>>6]
-		f.words()[o>>6] |= bit
+	if f.missingClassic(h) == 0 {
+		return false
 	}
-	return changed != 0
+	words, m := f.words(), f.m()
+	for i := range f.k {
+		o := mulhi(classicWord(h, i), m)
+		words[o>>6] |= 1 << (o & 63)
+	}
+	return true
 }
 
-// testClassic stops at the first unset bit: each probe may be a cache miss
-// of its own, and an absent item needs about two probes on average.
+// missingClassic returns the probe bits of h that are unset (OR-ed into
+// one word), 0 when all are set, probing all k with no branch on the bits.
+func (f *Filter) missingClassic(h Hash) uint64 {
+	words, m := f.words(), f.m()
+	o := mulhi(h.H1, m)
+	miss := uint64(1) << (o & 63) &^ words[o>>6]
+	if f.k > 1 {
+		o = mulhi(h.H2, m)
+		miss |= uint64(1) << (o & 63) &^ words[o>>6]
+	}
+	x := h.H2 + golden // probeWord(h, j) is mix64(x) ^ H1 with x = H2 + j·golden
+	for j := uint32(2); j < f.k; j++ {
+		x += golden
+		o = mulhi(mix64(x)^h.H1, m)
+		miss |= uint64(1) << (o & 63) &^ words[o>>6]
+	}
+	return miss
+}
+
+// smallClassicWords is the largest classic bit array testClassic probes
+// without branches: 8 cache lines.
+const smallClassicWords = 64
+
+// testClassic stops at the first unset bit of a large array, where each
+// probe may be a cache miss of its own and an absent item needs about two
+// probes on average; a small one, all in a few cache lines, it probes
+// without branches (missingClassic).
 func (f *Filter) testClassic(h Hash) bool {
+	words, m := f.words(), f.m()
+	if len(words) <= smallClassicWords {
+		return f.missingClassic(h) == 0
+	}
 	for i := range f.k {
-		o := mulhi(classicWord(h, i), f.m())
-		if f.words()[o>>6]&(1<<(o&63)) == 0 {
+		o := mulhi(classicWord(h, i), m)
+		if words[o>>6]&(1<<(o&63)) == 0 {
 			return false
 		}
 	}

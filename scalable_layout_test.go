@@ -298,6 +298,10 @@ func TestScalableVersion3(t *testing.T) {
 			if err != nil || !bytes.Equal(d.DumpHeader(), hdr) {
 				t.Fatalf("dump header: %v, or it dumps back differently", err)
 			}
+			a, err := LoadAny(bytes.NewReader(data), keyOpts...)
+			if err != nil || a.Scalable == nil || !bytes.Equal(encodeScalable(t, a.Scalable), data) {
+				t.Fatalf("LoadAny: %v, or the encoding differs", err)
+			}
 			// Both grow alike from here.
 			addKeys(t, s, "more", 600)
 			addKeys(t, back, "more", 600)
