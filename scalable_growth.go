@@ -37,9 +37,9 @@ type Growth struct {
 	// blocked layout. By default a sub-filter whose blocked bit array
 	// would be at most 512 bytes (8 blocks) is classic where that is
 	// smaller (docs/DESIGN.md §5): 152 bytes instead of 192 for 100
-	// items at 0.005. Package redisfilter keeps its filters uniform.
-	// Other layouts are uniform anyway (Scalable.Growth reports false
-	// for them). default: false.
+	// items at 0.005. A uniform filter is written as format version 1,
+	// which readers from before the rule read. Other layouts are uniform
+	// anyway (Scalable.Growth reports false for them). default: false.
 	UniformLayout bool
 }
 

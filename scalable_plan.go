@@ -19,8 +19,7 @@ type ScalablePlan struct {
 	// UniformLayout keeps every sub-filter in Layout (Growth's
 	// UniformLayout); otherwise a Blocked plan's small sub-filters are
 	// classic where that is smaller, as NewScalable makes them. Package
-	// redisfilter's plans are uniform: its metadata has one layout per
-	// filter.
+	// redisfilter records which in its metadata's version.
 	UniformLayout bool
 }
 
