@@ -13,7 +13,8 @@ import (
 //
 //	header      64 bytes: the Filter header with kind 2, m = the number of
 //	            sub-filters, k = 0, n = initial capacity, p = compound
-//	            rate, count = items inserted
+//	            rate, count = items inserted; version 3 in the blocked
+//	            layout when its small sub-filters are classic (subSizing)
 //	parameters  64 bytes: expansion u64 (0: non-scaling), tightening f64,
 //	            first share f64, 36 zero bytes (in the RedisBloom layout
 //	            the first 8 hold its growth and options, u32 each),
