@@ -1,12 +1,13 @@
 # Bloomery's developer entry points. `make test` is what CI runs.
 GO ?= go
 
-.PHONY: test check race accuracy fuzz-short bench-module interop-module fuzz fpr-long bench bench-rate redis
+.PHONY: test deps check race accuracy fuzz-short bench-module interop-module examples-module fuzz fpr-long bench bench-rate redis
 
 # Everything CI checks: formatting, vet, race-enabled tests, the
 # statistical accuracy tests (race-free: they are CPU-bound), a short fuzz
-# run of every decoder, and the tests of the bench and interop modules.
-test: check bench-module interop-module race accuracy fuzz-short
+# run of every decoder, and the tests of the bench, interop and examples
+# modules.
+test: deps check bench-module interop-module examples-module race accuracy fuzz-short
 
 check:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -19,7 +20,7 @@ race:
 # TestFPR…; allocation counts: TestNoRace…) run here, without it;
 # TestRaceSkipsRunSomewhere keeps that naming true.
 accuracy:
-	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' .
+	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' . ./guard
 
 FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk FuzzLoadRedisBloomHeader
 
@@ -35,9 +36,16 @@ bench-module:
 interop-module:
 	cd interop && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-# Installs what the tests need with apt-get if missing: redis-server and
-# redis-cli for the tests that run real Redis (internal/redistest).
-redis:
+# The runnable examples (examples/guard: an HTTP service over SQLite), in
+# a module of their own so that the SQLite driver never enters the main
+# module's go.mod; their tests run under the race detector.
+examples-module:
+	cd examples && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# Installs what the tests need if missing (scripts/install-deps says
+# what: redis-server and redis-cli, strace, python3-redis, Node.js and
+# node-redis); quick when everything is there.
+deps redis:
 	scripts/install-deps
 
 # Longer runs, not in CI.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // The encoding of a Counting filter is the Filter encoding (encoding.go)
@@ -37,7 +39,7 @@ func (c *Counting) WriteTo(w io.Writer) (int64, error) {
 func (c *Counting) EncodedSize() int64 { return headerSize + int64(c.m/2) + trailerSize }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (c *Counting) MarshalBinary() ([]byte, error) { return marshalEncoding(c, c.EncodedSize()) }
+func (c *Counting) MarshalBinary() ([]byte, error) { return encio.Marshal(c, c.EncodedSize()) }
 
 // ReadFrom replaces c with a counting filter decoded from r
 // (io.ReaderFrom), reading exactly one encoding. A keyed encoding is read

@@ -22,13 +22,19 @@ func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
 // with WithGrowth of it, InitialCap and TargetFPR makes a filter that
 // grows the same way.
 func (s *Scalable) Growth() Growth {
-	g := Growth{Expansion: s.prm.s, NonScaling: s.prm.s == 0, Tightening: s.prm.r, FirstShare: s.prm.f,
+	g := Growth{Expansion: s.prm.s, NonScaling: s.nonScaling(), Tightening: s.prm.r, FirstShare: s.prm.f,
 		UniformLayout: s.prm.uniform}
-	if g.NonScaling && s.Layout() == RedisBloom {
+	if g.NonScaling && s.prm.rb {
 		g.Expansion = uint64(s.prm.rbGrowth) // recorded as given
 	}
 	return g
 }
+
+// RedisBloomOptions is the options word of a filter in the RedisBloom
+// layout, as its dump header records it (FORCE64 = 4: 64-bit hashing,
+// NO_SCALING = 8, NOROUND = 1 and ENTS_IS_BITS = 2: how new sub-filters
+// are sized); 0 for the other layouts.
+func (s *Scalable) RedisBloomOptions() uint32 { return s.prm.rbOptions }
 
 // Layout is the filter's layout: that of every sub-filter, except that
 // in the blocked layout small sub-filters may be classic (unless
@@ -53,6 +59,18 @@ func (s *Scalable) SubFilters() []SubFilter {
 	out := make([]SubFilter, len(fs))
 	for i, f := range fs {
 		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted(), SetBits: f.popcount(0, uint64(len(f.words())))}
+	}
+	return out
+}
+
+// SubFilterGeometry describes the sub-filters as SubFilters does, the
+// first (oldest) first, without reading their bit arrays: SetBits is 0.
+// It costs a few words per sub-filter (BF.DEBUG's).
+func (s *Scalable) SubFilterGeometry() []SubFilter {
+	fs := s.filters()
+	out := make([]SubFilter, len(fs))
+	for i, f := range fs {
+		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted()}
 	}
 	return out
 }

@@ -3,15 +3,15 @@ package bloom
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // The encoding of a Filter (docs/FORMAT.md has the byte-by-byte table):
@@ -58,6 +58,7 @@ type header struct {
 	p                         float64
 	count                     uint64
 	bpe                       float64 // layout 3 only: bytes 28–31 and 56–59
+	n2                        uint8   // layout 3 only: byte 14 (RedisBloom's power-of-two sizing)
 	small                     bool    // version 3: a blocked chain with classic small sub-filters
 }
 
@@ -77,6 +78,7 @@ func (h *header) marshal() []byte {
 		bpe := math.Float64bits(h.bpe)
 		le.PutUint32(b[28:], uint32(bpe))
 		le.PutUint32(b[56:], uint32(bpe>>32))
+		b[14] = h.n2
 	}
 	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
 	return b
@@ -122,11 +124,11 @@ func parseHeader(b []byte) (header, error) {
 	}
 	if Layout(h.layout) == RedisBloom {
 		h.bpe = math.Float64frombits(uint64(le.Uint32(b[56:]))<<32 | uint64(h.keyCheck))
-		h.keyCheck = 0
-	} else if le.Uint32(b[56:]) != 0 {
+		h.keyCheck, h.n2 = 0, b[14]
+	} else if le.Uint32(b[56:]) != 0 || b[14] != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
-	if b[14] != 0 || b[15] != 0 || h.flags&^flagKeyed != 0 {
+	if b[15] != 0 || h.flags&^flagKeyed != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}
 	if h.flags&flagKeyed == 0 && h.keyCheck != 0 {
@@ -145,6 +147,9 @@ func (f *Filter) header() header {
 		h.flags, h.keyCheck = flagKeyed, f.KeyCheck()
 	}
 	h.bpe = f.ext.bitsPerEntry()
+	if f.ext.redisBloom() {
+		h.n2 = f.ext.n2
+	}
 	return h
 }
 
@@ -193,9 +198,16 @@ func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int6
 			return total, fmt.Errorf("bloom: write payload: %w", err)
 		}
 	}
+	return writeTrailer(w, crc, total)
+}
+
+// writeTrailer writes crc, the payload's CRC-32C, as an encoding's
+// trailer after the total bytes written so far, and returns the new
+// total.
+func writeTrailer(w io.Writer, crc uint32, total int64) (int64, error) {
 	var t [trailerSize]byte
 	binary.LittleEndian.PutUint32(t[:], crc)
-	n, err = w.Write(t[:])
+	n, err := w.Write(t[:])
 	total += int64(n)
 	if err != nil {
 		return total, fmt.Errorf("bloom: write trailer: %w", err)
@@ -203,7 +215,8 @@ func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int6
 	return total, nil
 }
 
-// wordBytes views words as their bytes (little-endian hosts only).
+// wordBytes views words as their bytes in memory (the little-endian
+// encoding only on little-endian hosts).
 func wordBytes(words []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 8*len(words))
 }
@@ -212,17 +225,7 @@ func wordBytes(words []uint64) []byte {
 func (f *Filter) EncodedSize() int64 { return headerSize + int64(f.m()/8) + trailerSize }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (f *Filter) MarshalBinary() ([]byte, error) { return marshalEncoding(f, f.EncodedSize()) }
-
-// marshalEncoding returns what w writes, size bytes.
-func marshalEncoding(w io.WriterTo, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(size))
-	if _, err := w.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (f *Filter) MarshalBinary() ([]byte, error) { return encio.Marshal(f, f.EncodedSize()) }
 
 // ReadFrom replaces f with a filter decoded from r (io.ReaderFrom). It
 // reads exactly one encoding and nothing after it. A keyed encoding is
@@ -276,7 +279,7 @@ func Load(r io.Reader, opts ...Option) (*Filter, error) {
 
 func decode(r io.Reader, c config) (*Filter, int64, error) {
 	f := new(Filter)
-	n, err := decodeInto(f, r, c)
+	n, err := decodeInto(f, r, c, false)
 	if err != nil {
 		return nil, n, err
 	}
@@ -284,13 +287,13 @@ func decode(r io.Reader, c config) (*Filter, int64, error) {
 }
 
 // decodeInto decodes a filter from r into *f (which it may change even
-// when it fails).
-func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
+// when it fails); inChain for a sub-filter of a Scalable filter.
+func decodeInto(f *Filter, r io.Reader, c config, inChain bool) (int64, error) {
 	h, total, err := readHeader(r, kindFilter)
 	if err != nil {
 		return total, err
 	}
-	s, err := headerSizing(h)
+	s, err := headerSizing(h, inChain)
 	if err != nil {
 		return total, fmt.Errorf("bloom: decode: %w", err)
 	}
@@ -302,6 +305,9 @@ func decodeInto(f *Filter, r io.Reader, c config) (int64, error) {
 	}
 	if err := initFilter(f, s, c); err != nil {
 		return total, err
+	}
+	if s.Layout == RedisBloom {
+		f.ext = rbExt(HashID(h.hash), s.P, s.BPE, h.n2)
 	}
 	nr, err := readPayload(r, f.words())
 	total += nr
@@ -353,7 +359,7 @@ func readAnyHeader(r io.Reader, hb *[headerSize]byte) (header, int64, error) {
 		return header{}, total, fmt.Errorf("%w: bad magic %q", ErrFormat, start) // short, and no filter at all
 	}
 	if err != nil {
-		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, noEOF(err))
+		return header{}, total, fmt.Errorf("%w: reading header: %w", ErrFormat, encio.NoEOF(err))
 	}
 	h, err := parseHeader(hb[:])
 	return h, total, err
@@ -366,7 +372,7 @@ func checkPayloadSize(r io.Reader, size uint64, c config) error {
 	if size > c.maxBytes {
 		return fmt.Errorf("%w: encoded filter has %d bytes, limit %d", ErrTooLarge, size, c.maxBytes)
 	}
-	if left, ok := remaining(r); ok && uint64(left) < size+trailerSize {
+	if left, ok := encio.Remaining(r); ok && uint64(left) < size+trailerSize {
 		return fmt.Errorf("%w: truncated: %d bytes of payload and trailer expected, %d left", ErrFormat, size+trailerSize, left)
 	}
 	return nil
@@ -378,7 +384,7 @@ func checkHash(h header, c config) error {
 	switch {
 	case HashID(h.hash) == HashXXH3 && !keyed && !rb:
 	case HashID(h.hash) == HashSipHash && keyed && !rb:
-	case HashID(h.hash) == HashMurmur64A && !keyed && rb:
+	case (HashID(h.hash) == HashMurmur64A || HashID(h.hash) == HashMurmur2) && !keyed && rb:
 	default:
 		return fmt.Errorf("%w: unsupported hash %s (keyed=%v) for layout %s", ErrFormat, HashID(h.hash), keyed, Layout(h.layout))
 	}
@@ -417,10 +423,10 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 		n, err := io.ReadFull(r, chunk)
 		total += int64(n)
 		if err != nil {
-			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, noEOF(err))
+			return total, fmt.Errorf("%w: reading payload: %w", ErrFormat, encio.NoEOF(err))
 		}
 		crc = crc32.Update(crc, castagnoli, chunk)
-		if !direct && !allZeroBytes(chunk) {
+		if !direct && !encio.AllZero(chunk) {
 			for i := range part {
 				part[i] = binary.LittleEndian.Uint64(chunk[8*i:])
 			}
@@ -430,7 +436,7 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 	n, err := io.ReadFull(r, t[:])
 	total += int64(n)
 	if err != nil {
-		return total, fmt.Errorf("%w: reading trailer: %w", ErrFormat, noEOF(err))
+		return total, fmt.Errorf("%w: reading trailer: %w", ErrFormat, encio.NoEOF(err))
 	}
 	if stored := binary.LittleEndian.Uint32(t[:]); stored != crc {
 		return total, fmt.Errorf("%w: payload CRC %08x, stored %08x", ErrChecksum, crc, stored)
@@ -444,47 +450,3 @@ func readPayload(r io.Reader, words []uint64) (int64, error) {
 // lazyWords is the size (in words) from which readPayload leaves zero
 // chunks untouched: 4 MiB.
 const lazyWords = 4 << 20 / 8
-
-// allZeroBytes reports whether b holds only zero bytes.
-func allZeroBytes(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// remaining reports how many bytes r has left, when it can tell cheaply.
-func remaining(r io.Reader) (int64, bool) {
-	switch v := r.(type) {
-	case interface{ remaining() (int64, bool) }:
-		return v.remaining()
-	case interface{ Len() int }:
-		return int64(v.Len()), true
-	case *os.File:
-		st, err := v.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			return 0, false
-		}
-		pos, err := v.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return 0, false
-		}
-		return st.Size() - pos, true
-	}
-	return 0, false
-}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/bloomery/bloom/cuckoo"
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // Filter files of any kind. A tool that takes "a filter file" (bloomery
@@ -23,7 +26,7 @@ const (
 )
 
 // String names the kind: "filter", "scalable filter", "counting filter",
-// or "kind N" for a kind this package does not know.
+// "cuckoo filter", or "kind N" for a kind this package does not know.
 func (k Kind) String() string {
 	switch k {
 	case KindFilter:
@@ -32,6 +35,8 @@ func (k Kind) String() string {
 		return "scalable filter"
 	case KindCounting:
 		return "counting filter"
+	case KindCuckoo:
+		return "cuckoo filter"
 	}
 	return fmt.Sprintf("kind %d", uint8(k))
 }
@@ -51,14 +56,15 @@ func (e *KindError) Error() string {
 func (e *KindError) Unwrap() error { return ErrFormat }
 
 // File is the filter a filter file holds, of any kind, opened read-only
-// by OpenAny or decoded by LoadAny. Exactly one of Filter, Scalable and
-// Counting is set, as Kind says. Concurrency: that of the filter it
+// by OpenAny or decoded by LoadAny. Exactly one of Filter, Scalable,
+// Counting and Cuckoo is set, as Kind says. Concurrency: that of the filter it
 // holds; Close must not run concurrently with its use.
 type File struct {
 	Kind     Kind
-	Filter   *MappedFilter // KindFilter: mapped by OpenAny from a regular file, else read into memory
-	Scalable *Scalable     // KindScalable, read into memory
-	Counting *Counting     // KindCounting, read into memory
+	Filter   *MappedFilter  // KindFilter: mapped by OpenAny from a regular file, else read into memory
+	Scalable *Scalable      // KindScalable, read into memory
+	Counting *Counting      // KindCounting, read into memory
+	Cuckoo   *cuckoo.Filter // KindCuckoo, read into memory
 }
 
 // OpenAny opens the filter file at path, of any kind, opening and reading
@@ -143,6 +149,8 @@ func loadAny(r io.Reader, c config) (*File, error) {
 		f.Scalable, err = decodeScalable(again, c)
 	case KindCounting:
 		f.Counting, _, err = decodeCounting(again, c)
+	case KindCuckoo:
+		f.Cuckoo, err = loadCuckoo(again, c)
 	default:
 		err = fmt.Errorf("%w: the encoding is %s", ErrFormat, kindName(h.kind))
 	}
@@ -168,8 +176,8 @@ func (p *prefixReader) Read(b []byte) (int, error) {
 	return p.r.Read(b)
 }
 
-func (p *prefixReader) remaining() (int64, bool) {
-	left, ok := remaining(p.r)
+func (p *prefixReader) Remaining() (int64, bool) {
+	left, ok := encio.Remaining(p.r)
 	return left + int64(len(p.head)), ok
 }
 
@@ -194,6 +202,9 @@ func (f *File) TestMany(items [][]byte, dst []bool) []bool {
 		return f.Filter.TestMany(items, dst)
 	}
 	dst = resize(dst, len(items))
+	if f.Cuckoo != nil {
+		return f.Cuckoo.TestMany(items, dst)
+	}
 	for i, it := range items {
 		if f.Scalable != nil {
 			dst[i] = f.Scalable.Test(it)
@@ -212,6 +223,8 @@ func (f *File) EncodedSize() int64 {
 		return f.Filter.EncodedSize()
 	case f.Scalable != nil:
 		return f.Scalable.EncodedSize()
+	case f.Cuckoo != nil:
+		return f.Cuckoo.EncodedSize()
 	}
 	return f.Counting.EncodedSize()
 }

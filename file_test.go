@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // Tests of filter files of any kind (file.go): Kind, KindError, LoadAny,
@@ -30,7 +32,7 @@ func anyKinds(t testing.TB) []struct {
 
 // someKinds is one filter of each kind holding items [0, n): a Filter
 // and a Counting filter for 3n/2 items, a Scalable filter grown from n/3
-// (to three sub-filters).
+// (to three sub-filters), a cuckoo filter of RedisBloom's defaults for n.
 func someKinds(t testing.TB, n uint64) []struct {
 	kind Kind
 	data []byte
@@ -43,12 +45,16 @@ func someKinds(t testing.TB, n uint64) []struct {
 		t.Fatal(err)
 	}
 	c := newCountingT(t, 3*n/2, 0.01)
+	cf := newCuckooT(t, n)
 	var buf [64]byte
 	for i := range n {
 		if _, err := s.Add(itemKey(buf[:], i)); err != nil {
 			t.Fatal(err)
 		}
 		c.Add(itemKey(buf[:], i))
+		if err := cf.Add(itemKey(buf[:], i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sData, err := s.MarshalBinary()
 	if err != nil {
@@ -62,6 +68,7 @@ func someKinds(t testing.TB, n uint64) []struct {
 		{KindFilter, mustMarshal(t, f), f.Test},
 		{KindScalable, sData, s.Test},
 		{KindCounting, mustMarshalCounting(t, c), c.Test},
+		{KindCuckoo, mustMarshalCuckoo(t, cf), cf.Test},
 	}
 }
 
@@ -69,7 +76,7 @@ func someKinds(t testing.TB, n uint64) []struct {
 // does, in that kind's field only.
 func checkFile(t *testing.T, got *File, kind Kind, size int, test func([]byte) bool) {
 	t.Helper()
-	set := []bool{got.Filter != nil, got.Scalable != nil, got.Counting != nil}
+	set := []bool{got.Filter != nil, got.Scalable != nil, got.Counting != nil, got.Cuckoo != nil}
 	if got.Kind != kind || slices.Index(set, true) != int(kind)-1 || slices.Index(set[kind:], true) >= 0 {
 		t.Fatalf("kind %v with fields set %v, want %v alone", got.Kind, set, kind)
 	}
@@ -187,7 +194,7 @@ func TestKindError(t *testing.T) {
 			}
 		}
 	}
-	for k, want := range map[Kind]string{KindFilter: "filter", KindScalable: "scalable filter", KindCounting: "counting filter", 7: "kind 7"} {
+	for k, want := range map[Kind]string{KindFilter: "filter", KindScalable: "scalable filter", KindCounting: "counting filter", KindCuckoo: "cuckoo filter", 7: "kind 7"} {
 		if k.String() != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", uint8(k), k.String(), want)
 		}
@@ -270,6 +277,8 @@ func FuzzLoadAny(f *testing.F) {
 			_, want = LoadScalable(wr, opts...)
 		case len(data) > 10 && Kind(data[10]) == KindCounting:
 			_, want = LoadCounting(wr, opts...)
+		case len(data) > 10 && Kind(data[10]) == KindCuckoo:
+			_, want = cuckoo.Load(wr, cuckoo.WithMaxBytes(fuzzMaxBytes))
 		default:
 			want = ErrFormat
 		}

@@ -3,6 +3,8 @@ package bloom
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/bloomery/bloom/internal/hugepage"
 )
 
 // Filter is a Bloom filter of fixed size: a set that answers "definitely
@@ -153,7 +155,7 @@ func newWords(l Layout, n uint64) []uint64 {
 		return alignedWords(n)
 	}
 	w := make([]uint64, n)
-	adviseHugePages(w)
+	hugepage.Advise(wordBytes(w))
 	return w
 }
 
@@ -205,7 +207,7 @@ func alignedWords(n uint64) []uint64 {
 		off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
 		buf = buf[off : uint64(off)+n : uint64(off)+n]
 	}
-	adviseHugePages(buf)
+	hugepage.Advise(wordBytes(buf))
 	return buf
 }
 

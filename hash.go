@@ -31,6 +31,12 @@ const (
 	// layout: H1 = MurmurHash64A(item, seed 0xc6a4a7935bd1e995) and
 	// H2 = MurmurHash64A(item, seed H1) (RedisBloomHash). Not keyed.
 	HashMurmur64A HashID = 3
+	// HashMurmur2 is RedisBloom's older hash, of filters whose options
+	// lack FORCE64 (RedisBloom made them before 64-bit hashing; a
+	// RedisBloom-layout filter loaded from such a dump keeps it):
+	// H1 = MurmurHash2(item, seed 0x9747b28c) and H2 = MurmurHash2(item,
+	// seed H1), 32 bits each (RedisBloomHash32). Not keyed.
+	HashMurmur2 HashID = 4
 )
 
 // String names the hash function.
@@ -42,6 +48,8 @@ func (h HashID) String() string {
 		return "siphash-2-4-128"
 	case HashMurmur64A:
 		return "murmur64a-pair"
+	case HashMurmur2:
+		return "murmur2-pair"
 	}
 	return fmt.Sprintf("hash(%d)", uint8(h))
 }

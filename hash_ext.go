@@ -11,9 +11,13 @@ import "github.com/dchest/siphash"
 // filters share theirs by pointer with their clones and sub-filters, a
 // RedisBloom-layout sub-filter has its own (its bits per entry).
 type filterExt struct {
-	id     HashID  // HashSipHash or HashMurmur64A
+	id     HashID  // HashSipHash, or HashMurmur64A or HashMurmur2 (the RedisBloom layout)
 	k0, k1 uint64  // the SipHash key (HashSipHash)
-	bpe    float64 // bits per entry (HashMurmur64A: the RedisBloom layout)
+	bpe    float64 // bits per entry (the RedisBloom layout)
+	// n2, when not 0, makes the probes of a RedisBloom-layout filter
+	// land in the first 2^n2 bits (RedisBloom's power-of-two sizing),
+	// not in all of them.
+	n2 uint8
 }
 
 // hash is the hash of item under e: XXH3-128 when e is nil.
@@ -29,8 +33,11 @@ func (e *filterExt) hash(item []byte) Hash {
 //
 //go:noinline
 func (e *filterExt) hashOther(item []byte) Hash {
-	if e.id == HashMurmur64A {
+	switch e.id {
+	case HashMurmur64A:
 		return RedisBloomHash(item)
+	case HashMurmur2:
+		return RedisBloomHash32(item)
 	}
 	h1, h2 := siphash.Hash128(e.k0, e.k1, item)
 	return Hash{H1: h1, H2: h2}
@@ -58,8 +65,22 @@ func (e *filterExt) check() uint32 {
 // bitsPerEntry is the RedisBloom layout's bits per entry, 0 for the
 // other layouts.
 func (e *filterExt) bitsPerEntry() float64 {
-	if e != nil && e.id == HashMurmur64A {
+	if e.redisBloom() {
 		return e.bpe
 	}
 	return 0
+}
+
+// redisBloom reports whether e is a RedisBloom-layout filter's.
+func (e *filterExt) redisBloom() bool {
+	return e != nil && (e.id == HashMurmur64A || e.id == HashMurmur2)
+}
+
+// probeBits is the number of bits the probes of a RedisBloom-layout
+// filter of m bits land in: 2^n2 when n2 is set, else m.
+func (e *filterExt) probeBits(m uint64) uint64 {
+	if e != nil && e.n2 != 0 {
+		return 1 << e.n2
+	}
+	return m
 }

@@ -1,6 +1,6 @@
 package bloom
 
-import "encoding/binary"
+import "github.com/bloomery/bloom/internal/murmur"
 
 // RedisBloom's item hash (HashMurmur64A): two rounds of MurmurHash64A,
 // the second seeded with the first, as RedisBloom hashes every item of a
@@ -16,37 +16,18 @@ const redisBloomSeed = 0xc6a4a7935bd1e995
 // general-purpose 128-bit hash (its halves are not independent), only
 // RedisBloom's.
 func RedisBloomHash(item []byte) Hash {
-	a := murmur64A(item, redisBloomSeed)
-	return Hash{H1: a, H2: murmur64A(item, a)}
+	a := murmur.Hash64A(item, redisBloomSeed)
+	return Hash{H1: a, H2: murmur.Hash64A(item, a)}
 }
 
-// murmur64A is MurmurHash64A (Austin Appleby's MurmurHash2, 64-bit
-// variant for 64-bit platforms) of b with seed: 8-byte blocks read
-// little-endian, then the 1–7 tail bytes, then the final avalanche.
-func murmur64A(b []byte, seed uint64) uint64 {
-	const (
-		m = 0xc6a4a7935bd1e995
-		r = 47
-	)
-	h := seed ^ uint64(len(b))*m
-	for ; len(b) >= 8; b = b[8:] {
-		k := binary.LittleEndian.Uint64(b)
-		k *= m
-		k ^= k >> r
-		k *= m
-		h ^= k
-		h *= m
-	}
-	if len(b) > 0 {
-		var t uint64
-		for i, c := range b {
-			t |= uint64(c) << (8 * i)
-		}
-		h ^= t
-		h *= m
-	}
-	h ^= h >> r
-	h *= m
-	h ^= h >> r
-	return h
+// redisBloomSeed32 is the seed of the first round of RedisBloomHash32.
+const redisBloomSeed32 = 0x9747b28c
+
+// RedisBloomHash32 is RedisBloom's 32-bit hash of item (HashMurmur2), of
+// filters made without its FORCE64 option: H1 = MurmurHash2(item, seed
+// 0x9747b28c), H2 = MurmurHash2(item, seed H1), each zero-extended to 64
+// bits as RedisBloom keeps them.
+func RedisBloomHash32(item []byte) Hash {
+	a := murmur.Hash2(item, redisBloomSeed32)
+	return Hash{H1: uint64(a), H2: uint64(murmur.Hash2(item, a))}
 }

@@ -91,7 +91,7 @@ func openFile(file *os.File, c config) (*MappedFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := headerSizing(h)
+	s, err := headerSizing(h, false)
 	if err != nil {
 		return nil, err
 	}

@@ -223,11 +223,12 @@ func (f *Filter) testClassic(h Hash) bool {
 // each of h's k probes, in probe order. The logical offset (Redis
 // numbering) of physical index x is x ^ 7.
 func (f *Filter) forEachOffset(h Hash, fn func(x uint64)) {
-	forEachOffset(f.layout, f.m(), f.k, h, fn)
+	forEachOffset(f.layout, f.ext.probeBits(f.m()), f.k, h, fn)
 }
 
 // forEachOffset is Filter.forEachOffset for a geometry: layout, m bits
-// (a multiple of 512 for Blocked), k probes.
+// (a multiple of 512 for Blocked; for RedisBloom, those the probes land
+// in), k probes.
 func forEachOffset(layout Layout, m uint64, k uint32, h Hash, fn func(x uint64)) {
 	switch layout {
 	case Classic:
@@ -261,7 +262,8 @@ func forEachOffset(layout Layout, m uint64, k uint32, h Hash, fn func(x uint64))
 // returns the extended slice. Other stores of the same filter (files,
 // Redis bitmaps) use exactly these offsets.
 func (f *Filter) Offsets(h Hash, dst []uint64) []uint64 {
-	return f.Sizing().Offsets(h, dst)
+	f.forEachOffset(h, func(x uint64) { dst = append(dst, x^7) })
+	return dst
 }
 
 // Offsets appends to dst the logical bit offsets of an item with hash h in

@@ -131,7 +131,7 @@ func (s Sizing) checkRedisBloom() error {
 
 // addRedisBloom sets h's k bits and reports whether any was unset.
 func (f *Filter) addRedisBloom(h Hash) bool {
-	m := f.m()
+	m := f.ext.probeBits(f.m())
 	var changed uint64
 	for i := range uint64(f.k) {
 		x := (h.H1 + i*h.H2) % m
@@ -144,7 +144,7 @@ func (f *Filter) addRedisBloom(h Hash) bool {
 
 // testRedisBloom stops at the first unset bit, as RedisBloom does.
 func (f *Filter) testRedisBloom(h Hash) bool {
-	m := f.m()
+	m := f.ext.probeBits(f.m())
 	for i := range uint64(f.k) {
 		x := (h.H1 + i*h.H2) % m
 		if f.words()[x>>6]&(1<<(x&63)) == 0 {
@@ -156,7 +156,7 @@ func (f *Filter) testRedisBloom(h Hash) bool {
 
 // addRedisBloomAtomic is addRedisBloom with atomic OR (WithConcurrent).
 func (f *Filter) addRedisBloomAtomic(h Hash) bool {
-	m, changed := f.m(), false
+	m, changed := f.ext.probeBits(f.m()), false
 	for i := range uint64(f.k) {
 		changed = orBit(f.words(), (h.H1+i*h.H2)%m) || changed
 	}
@@ -165,7 +165,7 @@ func (f *Filter) addRedisBloomAtomic(h Hash) bool {
 
 // testRedisBloomAtomic is testRedisBloom with atomic loads.
 func (f *Filter) testRedisBloomAtomic(h Hash) bool {
-	m := f.m()
+	m := f.ext.probeBits(f.m())
 	for i := range uint64(f.k) {
 		x := (h.H1 + i*h.H2) % m
 		if atomic.LoadUint64(&f.words()[x>>6])&(1<<(x&63)) == 0 {

@@ -91,11 +91,11 @@ func (s *Scalable) RedisBloomHeader() ([]byte, error) {
 	le := binary.LittleEndian
 	le.PutUint64(b[0:], s.Count())
 	le.PutUint32(b[8:], uint32(len(fs)))
-	le.PutUint32(b[12:], redisBloomOptions(s.prm.s == 0))
+	le.PutUint32(b[12:], s.prm.rbOptions)
 	le.PutUint32(b[16:], s.prm.rbGrowth)
 	for i, f := range fs {
 		l := rbLink{bytes: f.Bytes(), bits: f.m(), size: f.Inserted(), err: f.p, bpe: f.ext.bitsPerEntry(),
-			hashes: f.k, entries: f.n}
+			hashes: f.k, entries: f.n, n2: f.ext.n2}
 		l.put(b[rbChainSize+rbLinkSize*i:])
 	}
 	return b, nil
@@ -107,17 +107,16 @@ var errRedisBloomHeader = fmt.Errorf("%w: RedisBloom dump header", ErrFormat)
 // LoadRedisBloomHeader returns the RedisBloom-layout filter whose
 // RedisBloom dump header (BF.SCANDUMP at iterator 0, or RedisBloomHeader)
 // is b, with every bit array zero and each sub-filter's item count as
-// recorded; load the payload chunks into it with LoadChunk. It checks b
-// first as RedisBloom's BF.LOADCHUNK does (length, sub-filters, option
-// bits, each sub-filter's integrity, the item counts), then that it is a
-// filter today's RedisBloom makes: 64-bit hashing and no power-of-two
-// sizing (older RedisBloom versions; refused with an error that says
-// so), RedisBloom's growth and sizing rules. Errors wrap ErrFormat (and
-// ErrInvalidLayout for the filters of older versions), or ErrTooLarge
-// for bit arrays over the size limit, all before any bit array is
-// allocated. Options: WithMaxBytes (which also bounds later growth),
-// WithConcurrent; WithLayout is ignored, WithKey is an error
-// (ErrInvalidLayout).
+// recorded; load the payload chunks into it with LoadChunk. It takes
+// what RedisBloom's BF.LOADCHUNK takes (length, sub-filters, option
+// bits, each sub-filter's integrity, the item counts), headers made by
+// hand or by older RedisBloom versions included, within Bloomery's limits
+// (redisbloom_chain.go); the filter keeps every field as recorded.
+// Errors wrap ErrFormat (ErrInvalidSize for bits that are not a multiple
+// of 64), or ErrTooLarge for bit arrays over the size limit, all before
+// any bit array is allocated. Options: WithMaxBytes (which also bounds
+// later growth), WithConcurrent; WithLayout is ignored, WithKey is an
+// error (ErrInvalidLayout).
 func LoadRedisBloomHeader(b []byte, opts ...Option) (*Scalable, error) {
 	c := newConfig(opts)
 	c.layout = RedisBloom
@@ -133,6 +132,7 @@ func LoadRedisBloomHeader(b []byte, opts ...Option) (*Scalable, error) {
 		return nil, err
 	}
 	s := &Scalable{prm: params(h.prm)}
+	hash := rbHashOf(h.prm.rbOptions)
 	fs := make([]*Filter, len(subs))
 	for i, sz := range subs {
 		fs[i] = &s.first
@@ -142,6 +142,7 @@ func LoadRedisBloomHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if err := initFilter(fs[i], sz, c); err != nil {
 			return nil, err
 		}
+		fs[i].ext = rbExt(hash, sz.P, sz.BPE, h.links[i].n2)
 		fs[i].setInserted(h.links[i].size)
 	}
 	s.setChain(fs)
@@ -168,8 +169,7 @@ type rbHeader struct {
 	prm   growthParams
 }
 
-// checkRedisBloomHeader parses b and checks it as RedisBloom does, then
-// as a chain RedisBloom makes today.
+// checkRedisBloomHeader parses b and checks it as RedisBloom does.
 func checkRedisBloomHeader(b []byte) (rbHeader, error) {
 	if len(b) < rbChainSize {
 		return rbHeader{}, fmt.Errorf("%d bytes, shorter than its %d-byte start", len(b), rbChainSize)
@@ -182,110 +182,49 @@ func checkRedisBloomHeader(b []byte) (rbHeader, error) {
 	if want := rbChainSize + rbLinkSize*uint64(n); uint64(len(b)) != want {
 		return rbHeader{}, fmt.Errorf("%d bytes, a header of %d sub-filters has %d", len(b), n, want)
 	}
+	if n > maxRedisBloomLinks {
+		return rbHeader{}, fmt.Errorf("%d sub-filters, Bloomery takes at most %d", n, maxRedisBloomLinks)
+	}
 	links := make([]rbLink, n) // bounded by len(b)
-	var total uint64
 	for i := range links {
 		links[i] = readRBLink(b[rbChainSize+rbLinkSize*i:])
-		if err := links[i].checkIntegrity(); err != nil {
+		if err := checkRBSub(links[i].sizing(), links[i].n2); err != nil {
 			return rbHeader{}, fmt.Errorf("sub-filter %d: %w", i, err)
 		}
+		if links[i].bits != links[i].bytes*8 || links[i].bytes > math.MaxUint64/8 { // RedisBloom's bytes·8 may wrap
+			return rbHeader{}, fmt.Errorf("sub-filter %d: %d bits for %d bytes", i, links[i].bits, links[i].bytes)
+		}
 	}
-	if options&^rbOptKnown != 0 {
-		return rbHeader{}, fmt.Errorf("unknown option bits %#x", options&^rbOptKnown)
+	if err := checkRBOptions(options, rbHashOf(options)); err != nil {
+		return rbHeader{}, err
 	}
+	var total, capacity uint64
 	for _, l := range links {
 		if total += l.size; total < l.size {
 			return rbHeader{}, errors.New("the sub-filters' item counts overflow")
+		}
+		if capacity += l.entries; capacity > math.MaxInt64 || capacity < l.entries {
+			return rbHeader{}, errors.New("the sub-filters' capacities sum past 2^63-1")
 		}
 	}
 	if total != size {
 		return rbHeader{}, fmt.Errorf("%d items in the header, %d in the sub-filters", size, total)
 	}
-	return checkRedisBloomChain(links, options, growth)
+	return rbHeader{links: links, prm: rbParams(growth, options, links[0].err, 0)}, nil
 }
 
-// checkIntegrity is RedisBloom's bloom_validate_integrity: an error rate
-// in (0, 1), n2 ≤ 63, bits non-zero, bits = bytes·8, bits ≥ 2^n2 when n2
-// is set, hashes = ⌈ln 2 · bpe⌉ (a bpe that gives no probe count fails).
-func (l *rbLink) checkIntegrity() error {
-	switch {
-	case !(l.err > 0 && l.err < 1):
-		return fmt.Errorf("error rate %v not in (0, 1)", l.err)
-	case l.n2 > 63:
-		return fmt.Errorf("n2 = %d above 63", l.n2)
-	case l.n2 != 0 && l.bits < 1<<l.n2:
-		return fmt.Errorf("%d bits below 2^n2 = 2^%d", l.bits, l.n2)
-	case l.bits == 0 || l.bytes > math.MaxUint64/8 || l.bits != l.bytes*8: // RedisBloom's bytes·8 may wrap
-		return fmt.Errorf("%d bits for %d bytes", l.bits, l.bytes)
-	case l.hashes != redisBloomHashes(l.bpe) || l.hashes == 0:
-		return fmt.Errorf("%d hashes for %v bits per entry", l.hashes, l.bpe)
-	}
-	return nil
+// sizing is l's geometry.
+func (l *rbLink) sizing() Sizing {
+	return Sizing{Layout: RedisBloom, N: l.entries, P: l.err, Bits: l.bits, K: l.hashes, BPE: l.bpe}
 }
 
-// checkRedisBloomChain checks links as a chain today's RedisBloom makes:
-// its options, growth, and each sub-filter's capacity, error rate and
-// items by RedisBloom's growth rules (sub-filter i at capacity n0·growth^i
-// and error e0/2^i, all but the last full). It returns the chain's growth
-// parameters: compound rate 2·e0 (e0 when non-scaling).
-func checkRedisBloomChain(links []rbLink, options, growth uint32) (rbHeader, error) {
-	nonScaling := options&rbOptNoScaling != 0
-	switch {
-	case options&rbOptForce64 == 0:
-		return rbHeader{}, fmt.Errorf("%w: 32-bit hashing (options %#x without FORCE64, as older RedisBloom versions made filters) is not supported", ErrInvalidLayout, options)
-	case options&rbOptNoRound == 0 || options&rbOptEntsIsBits != 0 || links[0].n2 != 0:
-		return rbHeader{}, fmt.Errorf("%w: power-of-two sizing (options %#x, n2 = %d, as older RedisBloom versions made filters) is not supported", ErrInvalidLayout, options, links[0].n2)
-	case nonScaling && len(links) != 1:
-		return rbHeader{}, fmt.Errorf("a non-scaling filter with %d sub-filters", len(links))
-	case !nonScaling && growth == 0:
-		return rbHeader{}, errors.New("a scaling filter with growth 0")
-	case len(links) > maxRedisBloomLinks:
-		return rbHeader{}, fmt.Errorf("%d sub-filters, RedisBloom makes at most %d", len(links), maxRedisBloomLinks)
-	}
-	prm := growthParams{p: links[0].err * 2, s: uint64(growth), r: 0.5, f: 0.5, rbGrowth: growth, layout: RedisBloom}
-	if nonScaling {
-		prm.p, prm.s = links[0].err, 0
-	}
-	if err := checkNP(links[0].entries, prm.p); err != nil {
-		return rbHeader{}, fmt.Errorf("sub-filter 0 at capacity %d and error %g: %w", links[0].entries, links[0].err, err)
-	}
-	g := growthRule{links[0].entries, prm.p, prm.s, prm.r, prm.f}
-	if total, ok := g.capacity(len(links)); !ok {
-		return rbHeader{}, fmt.Errorf("%d sub-filters from capacity %d hold more than 2^63-1 items (%d)", len(links), g.n0, total)
-	}
-	for i, l := range links {
-		capacity, p := g.sub(i)
-		switch {
-		case l.n2 != 0:
-			return rbHeader{}, fmt.Errorf("%w: sub-filter %d has power-of-two sizing (n2 = %d), which older RedisBloom versions made; not supported", ErrInvalidLayout, i, l.n2)
-		case l.entries != capacity || l.err != p:
-			return rbHeader{}, fmt.Errorf("sub-filter %d: capacity %d at error %g, RedisBloom's growth gives %d at %g", i, l.entries, l.err, capacity, p)
-		case l.size > l.entries || (i < len(links)-1 && l.size != l.entries):
-			return rbHeader{}, fmt.Errorf("sub-filter %d: %d items for capacity %d", i, l.size, l.entries)
-		}
-	}
-	return rbHeader{links: links, prm: prm}, nil
-}
-
-// sizings are the geometries of h's sub-filters, each checked as the
-// kind-1 decoder checks one (RedisBloom's geometry for its capacity and
-// error, no more items than bits), within maxBytes in all; the growth
-// parameters get the limit.
+// sizings are the geometries of h's sub-filters within maxBytes in all;
+// the growth parameters get the limit.
 func (h *rbHeader) sizings(maxBytes uint64) ([]Sizing, error) {
 	subs := make([]Sizing, len(h.links))
 	var total uint64
 	for i, l := range h.links {
-		sz := Sizing{Layout: RedisBloom, N: l.entries, P: l.err, Bits: l.bits, K: l.hashes, BPE: l.bpe}
-		err := checkSizing(sz)
-		if err == nil {
-			err = sz.CheckRate()
-		}
-		if err == nil && l.size > sz.Bits {
-			err = fmt.Errorf("%d items, more than its %d bits can record", l.size, sz.Bits)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: sub-filter %d: %w", errRedisBloomHeader, i, err)
-		}
+		sz := l.sizing()
 		if sz.Bytes() > maxBytes-total || sz.Bytes() > maxArrayBytes {
 			return nil, fmt.Errorf("%w: RedisBloom sub-filter %d has %d bytes after %d, limit %d", ErrTooLarge, i, sz.Bytes(), total, maxBytes)
 		}
@@ -297,18 +236,24 @@ func (h *rbHeader) sizings(maxBytes uint64) ([]Sizing, error) {
 }
 
 // checkRedisBloomParams checks the RedisBloom fields of a kind-2
-// parameter block (growth and options) against the chain's growth
-// parameters gp, and returns the growth: RedisBloom's split, its options
-// for a scaling or non-scaling filter, and a scaling filter's growth
-// equal to its expansion.
-func checkRedisBloomParams(gp growthParams, growth, options uint32) (uint32, error) {
+// parameter block (growth and options) of a chain hashed with hash
+// against the chain's growth parameters gp (from the block's expansion
+// and split), and returns the chain's growth parameters: RedisBloom's
+// split, known options as the hash says, and an expansion of 0 for a
+// non-scaling chain and of the growth for a scaling one.
+func checkRedisBloomParams(gp growthParams, growth, options uint32, hash HashID) (growthParams, error) {
+	var err error
 	switch {
 	case gp.r != 0.5 || gp.f != 0.5:
-		return 0, fmt.Errorf("%w: a RedisBloom-layout filter with tightening %v and first share %v (RedisBloom's are 0.5)", ErrFormat, gp.r, gp.f)
-	case options != redisBloomOptions(gp.s == 0):
-		return 0, fmt.Errorf("%w: RedisBloom options %#x for expansion %d", ErrFormat, options, gp.s)
-	case gp.s != 0 && uint64(growth) != gp.s:
-		return 0, fmt.Errorf("%w: RedisBloom growth %d for expansion %d", ErrFormat, growth, gp.s)
+		err = fmt.Errorf("tightening %v and first share %v (RedisBloom's are 0.5)", gp.r, gp.f)
+	case checkRBOptions(options, hash) != nil:
+		err = checkRBOptions(options, hash)
+	case options&rbOptNoScaling != 0 && gp.s != 0, options&rbOptNoScaling == 0 && gp.s != uint64(growth):
+		err = fmt.Errorf("expansion %d with growth %d and options %#x", gp.s, growth, options)
 	}
-	return growth, nil
+	if err != nil {
+		return gp, fmt.Errorf("%w: a RedisBloom-layout filter: %w", ErrFormat, err)
+	}
+	gp.rb, gp.rbGrowth, gp.rbOptions = true, growth, options
+	return gp, nil
 }

@@ -67,9 +67,14 @@ type growthParams struct {
 	r        float64 // tightening ratio
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
-	rbGrowth uint32  // RedisBloom layout: its dump's growth field (s, unless non-scaling)
 	layout   Layout  // the chain's layout (its small sub-filters may be classic: subSizing)
 	uniform  bool    // Blocked: every sub-filter blocked (Growth.UniformLayout, format version 1)
+	// The RedisBloom layout's (rb): its dump header's growth and options
+	// fields. Its NO_SCALING option, not s, says whether it scales: a
+	// scaling chain from a hand-made header may have growth (and s) 0.
+	rb        bool
+	rbGrowth  uint32
+	rbOptions uint32
 }
 
 // sharedParams interns growthParams, up to maxSharedParams distinct
@@ -133,7 +138,16 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 // after the grow hook accepts its size.
 func (s *Scalable) newSub(i int) (*Filter, error) {
 	first := &s.first
-	sz, err := s.subSize(s.rule(), i, s.Bytes())
+	var sz Sizing
+	var n2 uint8
+	var err error
+	if s.prm.rb { // RedisBloom grows from the last sub-filter, by its options
+		if sz, n2, err = s.rbNext(s.filters()[i-1]); err == nil {
+			err = s.fits(RedisBloom, i, s.Bytes(), sz)
+		}
+	} else {
+		sz, err = s.subSize(s.rule(), i, s.Bytes())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +160,11 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if first.ext.keyed() {
+	switch {
+	case first.ext.keyed():
 		f.ext = first.ext // one key for all
+	case s.prm.rb:
+		f.ext = rbExt(first.ext.id, sz.P, sz.BPE, n2)
 	}
 	return f, nil
 }
@@ -232,7 +249,7 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		if last.TestHash(h) {
 			return false, nil
 		}
-		if s.prm.s == 0 {
+		if s.nonScaling() {
 			return false, ErrFull
 		}
 		f, err := s.newSub(subs)
@@ -308,7 +325,7 @@ func (in ScalableInfo) RedisBloomSize() uint64 {
 // Info returns the filter's summary.
 func (s *Scalable) Info() ScalableInfo {
 	fs := s.filters()
-	in := ScalableInfo{Filters: len(fs), Expansion: s.prm.s, NonScaling: s.prm.s == 0}
+	in := ScalableInfo{Filters: len(fs), Expansion: s.prm.s, NonScaling: s.nonScaling()}
 	for _, f := range fs {
 		in.Capacity += f.Cap()
 		in.Bytes += f.Bytes()

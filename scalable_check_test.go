@@ -129,10 +129,17 @@ func TestScalableHeaderTotalCapacity(t *testing.T) {
 func checkScalableFields(t *testing.T, s *Scalable) {
 	t.Helper()
 	info := s.Info()
-	if info.Capacity > math.MaxInt64 || info.Items > info.Capacity || info.Expansion > MaxExpansion {
+	rb := s.prm.rb // RedisBloom's chains may hold more items than capacity
+	if info.Capacity > math.MaxInt64 || (!rb && info.Items > info.Capacity) || info.Expansion > MaxExpansion {
 		t.Fatalf("decoded filter with info %+v", info)
 	}
 	for i, f := range s.filters() {
+		if rb {
+			if err := checkRBSub(f.Sizing(), f.ext.n2); err != nil {
+				t.Fatalf("RedisBloom sub-filter %d: %v", i, err)
+			}
+			continue
+		}
 		if err := f.Sizing().CheckRate(); err != nil || f.Inserted() > f.Bits() {
 			t.Fatalf("sub-filter %d: %v, %d items in %d bits", i, err, f.Inserted(), f.Bits())
 		}

@@ -77,19 +77,19 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := s.ruleOf(h)
 	if want := headerSize + scalableParams + int(h.m)*headerSize; len(b) != want {
 		return nil, fmt.Errorf("%w: a dump header of %d sub-filters has %d bytes, not %d", ErrFormat, h.m, want, len(b))
 	}
 	subs := make([]Sizing, h.m) // h.m is bounded, and matches len(b)
 	counts := make([]uint64, h.m)
-	var size, count uint64
+	var size, count, capacity uint64
+	n2s := make([]uint8, h.m)
 	for i := range int(h.m) {
 		sh, _, err := readHeader(r, kindFilter)
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		sz, err := headerSizing(sh)
+		sz, err := headerSizing(sh, true)
 		if err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
@@ -99,10 +99,13 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if sz.Bytes() > c.maxBytes-size || sz.Bytes() > maxArrayBytes {
 			return nil, fmt.Errorf("%w: sub-filter %d has %d bytes after %d, limit %d", ErrTooLarge, i, sz.Bytes(), size, c.maxBytes)
 		}
-		if err := g.checkSub(s.prm, i, int(h.m), sz, sh.count); err != nil {
+		if sh.hash != h.hash {
+			return nil, fmt.Errorf("%w: sub-filter %d hashes with %s in a chain of %s", ErrFormat, i, HashID(sh.hash), HashID(h.hash))
+		}
+		if capacity, err = s.checkSub(h, i, int(h.m), sz, sh.count, capacity); err != nil {
 			return nil, err
 		}
-		subs[i], counts[i] = sz, sh.count
+		subs[i], counts[i], n2s[i] = sz, sh.count, sh.n2
 		size += sz.Bytes()
 		count += sh.count
 	}
@@ -117,6 +120,9 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		}
 		if err := initFilter(fs[i], subs[i], c); err != nil {
 			return nil, err
+		}
+		if s.prm.rb {
+			fs[i].ext = rbExt(HashID(h.hash), subs[i].P, subs[i].BPE, n2s[i])
 		}
 		fs[i].setInserted(counts[i])
 	}

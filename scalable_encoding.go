@@ -3,10 +3,13 @@ package bloom
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // The encoding of a Scalable filter (docs/FORMAT.md, kind 2):
@@ -73,21 +76,14 @@ func (s *Scalable) head(fs []*Filter) []byte {
 	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
 	if s.prm.layout == RedisBloom {
 		le.PutUint32(prm[24:], s.prm.rbGrowth)
-		le.PutUint32(prm[28:], redisBloomOptions(s.prm.s == 0))
+		le.PutUint32(prm[28:], s.prm.rbOptions)
 	}
 	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
 	return append(h.marshal(), prm...)
 }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
-func (s *Scalable) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(s.EncodedSize()))
-	if _, err := s.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (s *Scalable) MarshalBinary() ([]byte, error) { return encio.Marshal(s, s.EncodedSize()) }
 
 // UnmarshalBinary replaces s with the scalable filter encoded in data
 // (encoding.BinaryUnmarshaler); data must hold exactly one encoding. It
@@ -135,9 +131,8 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := s.ruleOf(h)
 	fs := make([]*Filter, 0, h.m)
-	var size, count uint64
+	var size, count, capacity uint64
 	for i := range int(h.m) {
 		sc := c
 		sc.maxBytes = c.maxBytes - size
@@ -145,10 +140,13 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 		if i > 0 {
 			f = new(Filter)
 		}
-		if _, err := decodeInto(f, r, sc); err != nil {
+		if _, err := decodeInto(f, r, sc, true); err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 		}
-		if err := g.checkSub(s.prm, i, int(h.m), f.Sizing(), f.Inserted()); err != nil {
+		if f.HashID() != HashID(h.hash) {
+			return nil, fmt.Errorf("%w: sub-filter %d hashes with %s in a chain of %s", ErrFormat, i, f.HashID(), HashID(h.hash))
+		}
+		if capacity, err = s.checkSub(h, i, int(h.m), f.Sizing(), f.Inserted(), capacity); err != nil {
 			return nil, err
 		}
 		fs = append(fs, f)
@@ -190,7 +188,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	}
 	var prm [scalableParams]byte
 	if _, err := io.ReadFull(r, prm[:]); err != nil {
-		return nil, h, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, noEOF(err))
+		return nil, h, fmt.Errorf("%w: reading scalable parameters: %w", ErrFormat, encio.NoEOF(err))
 	}
 	le := binary.LittleEndian
 	if got, want := crc32.Checksum(prm[:60], castagnoli), le.Uint32(prm[60:]); got != want {
@@ -201,7 +199,7 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if layout == RedisBloom {
 		zeroFrom = 32
 	}
-	if !allZero(prm[zeroFrom:60]) || h.k != 0 || h.bpe != 0 {
+	if !encio.AllZero(prm[zeroFrom:60]) || h.k != 0 || h.bpe != 0 {
 		return nil, h, fmt.Errorf("%w: reserved scalable fields are set", ErrFormat)
 	}
 	if err := checkHash(h, c); err != nil {
@@ -218,18 +216,22 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if !(so.Tightening > 0 && so.Tightening < 1 && so.FirstShare > 0 && so.FirstShare < 1) {
 		return nil, h, fmt.Errorf("%w: tightening %v, first share %v", ErrFormat, so.Tightening, so.FirstShare)
 	}
-	if so.NonScaling && h.m != 1 {
-		return nil, h, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
-	}
 	if so.Expansion > MaxExpansion {
 		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
 	}
 	gp := growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes,
 		layout: layout, uniform: layout == Blocked && !h.small}
-	if layout == RedisBloom {
-		if gp.rbGrowth, err = checkRedisBloomParams(gp, le.Uint32(prm[24:]), le.Uint32(prm[28:])); err != nil {
+	if layout == RedisBloom { // any chain RedisBloom takes (redisbloom_chain.go)
+		if gp, err = checkRedisBloomParams(gp, le.Uint32(prm[24:]), le.Uint32(prm[28:]), HashID(h.hash)); err != nil {
 			return nil, h, err
 		}
+		if h.n == 0 || !(h.p > 0 && h.p < 2) {
+			return nil, h, fmt.Errorf("%w: a RedisBloom chain from capacity %d at rate %v", ErrFormat, h.n, h.p)
+		}
+		return &Scalable{prm: params(gp)}, h, nil
+	}
+	if so.NonScaling && h.m != 1 {
+		return nil, h, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
 	}
 	s := &Scalable{prm: params(gp)}
 	if err := checkNP(h.n, h.p); err != nil {
@@ -240,6 +242,31 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 			ErrFormat, h.m, h.n, so.Expansion, total)
 	}
 	return s, h, nil
+}
+
+// checkSub checks sub-filter i (of m) of s's chain, read with header h
+// (its kind-2 header: layout, hash, first capacity), of geometry sz and
+// count items, capacity the capacities of the sub-filters before it: by
+// the chain's growth rule (growthRule.checkSub), or for a RedisBloom
+// chain only its layout, its first capacity, and the capacities summing
+// to at most 2^63-1. It returns capacity with sz's added.
+func (s *Scalable) checkSub(h header, i, m int, sz Sizing, count, capacity uint64) (uint64, error) {
+	if !s.prm.rb {
+		return capacity + sz.N, s.ruleOf(h).checkSub(s.prm, i, m, sz, count)
+	}
+	var err error
+	switch {
+	case sz.Layout != RedisBloom:
+		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, RedisBloom)
+	case i == 0 && sz.N != h.n:
+		err = fmt.Errorf("capacity %d, the chain's header says %d", sz.N, h.n)
+	case capacity+sz.N > math.MaxInt64 || capacity+sz.N < capacity:
+		err = errors.New("the capacities sum past 2^63-1")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
+	}
+	return capacity + sz.N, nil
 }
 
 // checkSub checks sub-filter i of a chain of m with parameters prm, with
@@ -286,13 +313,4 @@ func checkCount(h header, count uint64) error {
 		return fmt.Errorf("%w: %d items in the header, %d in the sub-filters", ErrFormat, h.count, count)
 	}
 	return nil
-}
-
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -197,13 +197,13 @@ func TestScalableWriteDuringAdds(t *testing.T) {
 }
 
 func FuzzUnmarshalScalable(f *testing.F) {
-	for _, s := range []*Scalable{
+	for _, s := range append([]*Scalable{
 		grownScalable(f, 0, Growth{}),
 		grownScalable(f, 120, Growth{}),
 		grownScalable(f, 60, Growth{}, WithKey(fuzzKey)),
 		grownScalable(f, 50, Growth{NonScaling: true}, WithLayout(Classic)),
 		grownScalable(f, 200, Growth{}, WithLayout(RedisBloom)),
-	} {
+	}, rbChainFilters(f)...) {
 		data, err := s.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)

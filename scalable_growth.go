@@ -96,7 +96,7 @@ func (c config) growthParams(p float64) (growthParams, error) {
 		if rb > math.MaxUint32 {
 			return growthParams{}, fmt.Errorf("bloom: expansion %d above RedisBloom's maximum %d", rb, uint32(math.MaxUint32))
 		}
-		prm.rbGrowth = uint32(rb)
+		prm.rb, prm.rbGrowth, prm.rbOptions = true, uint32(rb), redisBloomOptions(g.NonScaling)
 	}
 	return prm, nil
 }
@@ -202,9 +202,6 @@ func (g growthRule) capacity(m int) (uint64, bool) {
 // stays within s.prm.maxBytes.
 func (s *Scalable) subSize(g growthRule, i int, bytes uint64) (Sizing, error) {
 	layout := s.prm.layout
-	if limit := maxSubFilters(layout); i >= limit {
-		return Sizing{}, fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, limit)
-	}
 	n, p := g.sub(i)
 	if p < 1e-300 && (layout != RedisBloom || p == 0) { // RedisBloom sizes any rate above 0
 		return Sizing{}, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
@@ -213,8 +210,18 @@ func (s *Scalable) subSize(g growthRule, i int, bytes uint64) (Sizing, error) {
 	if err != nil {
 		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 	}
-	if total := bytes + sz.Bytes(); total > s.prm.maxBytes || total < bytes {
-		return Sizing{}, fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.prm.maxBytes)
+	return sz, s.fits(layout, i, bytes, sz)
+}
+
+// fits checks that sub-filter i, of geometry sz, may exist: at most the
+// layout's sub-filters, and the chain, at bytes before it, within
+// s.prm.maxBytes.
+func (s *Scalable) fits(layout Layout, i int, bytes uint64, sz Sizing) error {
+	if limit := maxSubFilters(layout); i >= limit {
+		return fmt.Errorf("%w: more than %d sub-filters", ErrTooLarge, limit)
 	}
-	return sz, nil
+	if total := bytes + sz.Bytes(); total > s.prm.maxBytes || total < bytes {
+		return fmt.Errorf("%w: growing to %d bytes, limit %d", ErrTooLarge, total, s.prm.maxBytes)
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package bloom
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -209,14 +208,7 @@ func (v *ScalableView) writeSub(w io.Writer, i int) (int64, error) {
 			return total, fmt.Errorf("bloom: write payload: %w", err)
 		}
 	}
-	var t [trailerSize]byte
-	binary.LittleEndian.PutUint32(t[:], crc)
-	n, err = w.Write(t[:])
-	total += int64(n)
-	if err != nil {
-		return total, fmt.Errorf("bloom: write trailer: %w", err)
-	}
-	return total, nil
+	return writeTrailer(w, crc, total)
 }
 
 // copyOut returns bytes [off, off+n) of sub-filter i as they were at the

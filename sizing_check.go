@@ -44,10 +44,23 @@ func (s Sizing) CheckRate() error {
 
 // headerSizing is the geometry in kind-1 header h, checked: a valid
 // sizing that holds its rate, and a count of items that reported new no
-// larger than the bits (each such item set at least one bit). Errors
-// wrap ErrFormat and the sentinel of what is wrong.
-func headerSizing(h header) (Sizing, error) {
+// larger than the bits (each such item set at least one bit). A
+// sub-filter of a RedisBloom chain (inChain, layout 3) is checked by
+// RedisBloom's rules instead (redisbloom_chain.go): it may come from a
+// dump header made by hand. Errors wrap ErrFormat and the sentinel of
+// what is wrong.
+func headerSizing(h header, inChain bool) (Sizing, error) {
 	s := Sizing{Layout: Layout(h.layout), N: h.n, P: h.p, Bits: h.m, K: h.k, BPE: h.bpe}
+	if s.Layout == RedisBloom && inChain {
+		if err := checkRBSub(s, h.n2); err != nil {
+			return Sizing{}, fmt.Errorf("%w: %w", ErrFormat, err)
+		}
+		return s, nil
+	}
+	if s.Layout == RedisBloom && (h.n2 != 0 || HashID(h.hash) != HashMurmur64A) {
+		return Sizing{}, fmt.Errorf("%w: a RedisBloom-layout filter with n2 %d and hash %s (only a RedisBloom chain has them)",
+			ErrFormat, h.n2, HashID(h.hash))
+	}
 	err := checkSizing(s)
 	if err == nil && s.Layout == RedisBloom && s.BPE == 0 {
 		err = fmt.Errorf("%w: a RedisBloom-layout filter without its bits per entry", ErrInvalidSize)

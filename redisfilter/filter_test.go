@@ -76,6 +76,9 @@ func TestCreateOpen(t *testing.T) {
 	if _, err := Create(ctx, c, "x", 10, 0.01, WithShardBytes(100)); !errors.Is(err, ErrInvalid) {
 		t.Errorf("shard size 100: %v", err)
 	}
+	if _, err := Create(ctx, c, "x", 10, 0.01, WithLayout(bloom.RedisBloom)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("RedisBloom layout: %v", err)
+	}
 	if _, err := Create(ctx, c, "x", 1e9, 1e-7, WithMaxBytes(1<<20)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("over the size limit: %v", err)
 	}

@@ -98,7 +98,9 @@ func parseMeta(text string) (Meta, error) {
 		var err error
 		switch field {
 		case "layout":
-			m.Sizing.Layout, err = bloom.ParseLayout(value)
+			if m.Sizing.Layout, err = bloom.ParseLayout(value); err == nil {
+				err = checkLayout(m.Sizing.Layout)
+			}
 		case "hash":
 			m.Hash, err = parseHashID(value)
 		case "key-check":

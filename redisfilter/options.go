@@ -44,11 +44,26 @@ func newOptions(opts []Option) (options, error) {
 	if o.shardBytes == 0 || o.shardBytes%64 != 0 || o.shardBytes > MaxShardBytes {
 		return o, fmt.Errorf("%w: shard size %d bytes (want a multiple of 64 up to %d)", ErrInvalid, o.shardBytes, MaxShardBytes)
 	}
+	if err := checkLayout(o.layout); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
-// WithLayout selects the layout of a new filter (default bloom.Blocked).
-// Open ignores it: the metadata says.
+// checkLayout refuses the layouts a filter in Redis bitmaps cannot have:
+// bloom.RedisBloom is RedisBloom's own format (its hash and sub-filter
+// geometry), which lives in a RedisBloom server, not in bitmaps.
+func checkLayout(l bloom.Layout) error {
+	if l != bloom.Blocked && l != bloom.Classic {
+		return fmt.Errorf("%w: layout %s (want blocked or classic; RedisBloom-layout filters live in a RedisBloom server, behind BF.*)",
+			ErrInvalid, l)
+	}
+	return nil
+}
+
+// WithLayout selects the layout of a new filter (default bloom.Blocked;
+// bloom.Classic is the other one; bloom.RedisBloom is refused with
+// ErrInvalid). Open ignores it: the metadata says.
 func WithLayout(l bloom.Layout) Option { return func(o *options) { o.layout = l } }
 
 // WithKey hashes items with keyed SipHash (bloom.WithKey), against hash

@@ -253,7 +253,9 @@ func parseScalableFields(h map[string]string, m *scalableMeta) (int, error) {
 		}
 		switch field {
 		case "layout":
-			m.plan.Layout, err = bloom.ParseLayout(v)
+			if m.plan.Layout, err = bloom.ParseLayout(v); err == nil {
+				err = checkLayout(m.plan.Layout)
+			}
 		case "hash":
 			m.hash, err = parseHashID(v)
 		case "key-check":

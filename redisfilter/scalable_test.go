@@ -497,6 +497,9 @@ func TestScalableOpen(t *testing.T) {
 	if _, err := CreateScalable(ctx, c, "x", 0, 0.01); !errors.Is(err, bloom.ErrInvalidCapacity) {
 		t.Errorf("n0 = 0: %v", err)
 	}
+	if _, err := CreateScalable(ctx, c, "x", 10, 0.01, WithLayout(bloom.RedisBloom)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("RedisBloom layout: %v", err)
+	}
 	if _, err := CreateScalable(ctx, c, "x", 10, 0.01, WithGrowth(bloom.Growth{RedisBloom: true, FirstShare: 0.9})); err == nil {
 		t.Error("RedisBloom with first share 0.9 accepted")
 	}

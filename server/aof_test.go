@@ -246,7 +246,7 @@ func TestPersistWriteFailures(t *testing.T) {
 			m, p := openTestPersistence(t, dir, policy)
 			ctx := context.Background()
 			add := func(item string) {
-				if _, err := m.Add(ctx, "k", [][]byte{[]byte(item)}, &defaultCreate, make([]bool, 1)); err != nil {
+				if _, err := m.Add(ctx, "k", [][]byte{[]byte(item)}, &defaultCreate, make([]addResult, 1)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -12,7 +12,7 @@ import (
 type createOpts struct {
 	rate       float64
 	capacity   uint64
-	expansion  uint64 // 0 with nonScaling
+	expansion  uint64 // as given, also with nonScaling; 0 implies nonScaling
 	nonScaling bool
 }
 
@@ -23,6 +23,26 @@ var defaultCreate = createOpts{rate: 0.01, capacity: 100, expansion: 2}
 // split, so BF.INFO's counters are RedisBloom's.
 func (o createOpts) growth() bloom.Growth {
 	return bloom.Growth{Expansion: o.expansion, NonScaling: o.nonScaling, RedisBloom: true}
+}
+
+// firstRate is the error rate of the first sub-filter of a filter made
+// with o, by RedisBloom's split: half the rate, the whole of it when
+// non-scaling.
+func (o createOpts) firstRate() float64 {
+	if o.nonScaling {
+		return o.rate
+	}
+	return o.rate * 0.5
+}
+
+// creatable refuses, as RedisBloom does, a filter it cannot make: a
+// scaling one whose first sub-filter's rate, half the filter's, is 0
+// (the rate is the smallest double).
+func (o createOpts) creatable() error {
+	if o.firstRate() == 0 {
+		return errCannotCreate
+	}
+	return nil
 }
 
 // A replyError is an error whose text is the reply a client gets, exactly
@@ -41,6 +61,9 @@ const (
 	errNoSuchKey     replyError = "ERR no such key"
 	errInvalidIter   replyError = "ERR invalid iterator"
 	errBadChunk      replyError = "ERR received bad data"
+	errNoLink        replyError = "ERR invalid offset - no link found"
+	errChunkTooBig   replyError = "ERR invalid chunk - Too big for current filter"
+	errCannotCreate  replyError = "ERR could not create filter"
 	errSaveRunning   replyError = "ERR Background save already in progress"
 	errNotSupported  replyError = "ERR not supported by this backend"
 	errNoPersistence replyError = "ERR persistence is off: start bloomery serve with a data directory (--dir)"
@@ -113,17 +136,20 @@ type bloomStore interface {
 	// Reserve creates key with o; errItemExists if it exists.
 	Reserve(ctx context.Context, key string, o createOpts) error
 	// Add inserts items into key's filter, first creating it with *create
-	// when missing (create nil: errNotFound). It sets added[i] for each
+	// when missing (create nil: errNotFound). It sets res[i] for each
 	// item it processed and returns their number. An error that stopped
 	// it at item n (a full filter, no memory to grow) is an itemError;
 	// any other error (the filter could not be created, the key holds
 	// another type) is the whole reply.
-	Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (n int, err error)
+	Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (n int, err error)
 	// Exists sets found[i] for each item; a missing key (or one of another
 	// type) finds nothing.
 	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
 	// Info describes key's filter (errNotFound when missing).
-	Info(ctx context.Context, key string) (bloom.ScalableInfo, error)
+	Info(ctx context.Context, key string) (filterInfo, error)
+	// Debug describes key's filter sub-filter by sub-filter (BF.DEBUG;
+	// errNotFound when missing).
+	Debug(ctx context.Context, key string) (filterDebug, error)
 	// Card is the number of items inserted, 0 for a missing key.
 	Card(ctx context.Context, key string) (uint64, error)
 	// ScanDump returns the chunk of key's dump at iter and the next iter
@@ -133,6 +159,45 @@ type bloomStore interface {
 	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
 }
 
+// filterInfo is what BF.INFO shows of a filter.
+type filterInfo struct {
+	bloom.ScalableInfo
+	// Size is BF.INFO's Size: the bit arrays' bytes, and for a filter in
+	// RedisBloom's layout RedisBloom's own figure (its structures too).
+	Size uint64
+}
+
+// infoOf is the filterInfo of a filter in layout l summarised by in.
+func infoOf(in bloom.ScalableInfo, l bloom.Layout) filterInfo {
+	if l == bloom.RedisBloom {
+		return filterInfo{in, in.RedisBloomSize()}
+	}
+	return filterInfo{in, in.Bytes}
+}
+
+// filterDebug is what BF.DEBUG shows of a filter: its items, and each
+// sub-filter's geometry and items, the oldest first.
+type filterDebug struct {
+	Items uint64
+	Subs  []subDebug
+}
+
+// subDebug is one sub-filter of a filterDebug.
+type subDebug struct {
+	Bytes, Bits uint64
+	Hashes      uint32
+	HashWidth   int // bits of the hash: 64, or 32 for RedisBloom's oldest filters
+	Capacity    uint64
+	Items       uint64
+	Rate        float64 // the sub-filter's own error rate
+}
+
+// subDebugOf describes a sub-filter of geometry sz holding items items.
+func subDebugOf(sz bloom.Sizing, items uint64) subDebug {
+	return subDebug{Bytes: sz.Bytes(), Bits: sz.Bits, Hashes: sz.K, HashWidth: 64,
+		Capacity: sz.N, Items: items, Rate: sz.P}
+}
+
 // backend is what the server needs of a backend as a whole.
 type backend interface {
 	// Stats are the figures INFO and the metrics report.
@@ -140,6 +205,22 @@ type backend interface {
 	// Close releases what the backend holds outside the process.
 	Close() error
 }
+
+// An addResult is what an add did with one item, RedisBloom's reply
+// element for it.
+type addResult int8
+
+const (
+	addPresent addResult = iota // present already, or a false positive: 0
+	addNew                      // added: 1
+	// addFailed: the filter could not take it, and the next items are
+	// still tried (a RedisBloom chain from a hand-made header that cannot
+	// grow: bloom.ErrCannotGrow).
+	addFailed
+)
+
+// errCannotInsert is RedisBloom's element for an addFailed item.
+const errCannotInsert replyError = "ERR problem inserting into filter"
 
 // An itemError stops a batch (BF.MADD, BF.INSERT) at one item: the reply
 // is the array of the items before it, then the error as its last

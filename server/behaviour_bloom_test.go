@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -153,9 +155,16 @@ func insertRows() []behaviourRow {
 				{[]any{"CAPACITY", "10", "ITEMS"}, arityErr("bf.insert")},
 				{[]any{"NOCREATE", "CAPACITY"}, arityErr("bf.insert")},
 				{[]any{"ITEMS"}, arityErr("bf.insert")},
-				{[]any{"ERROR", "2", "ITEMS", "a"}, errRateRange},
-				{[]any{"CAPACITY", "0", "ITEMS", "a"}, errCapacityRange},
-				{[]any{"EXPANSION", "40000", "ITEMS", "a"}, errExpandRange},
+				// Out of range: the same texts as a value that does not
+				// parse (RedisBloom 8), before the items' arity.
+				{[]any{"ERROR", "2", "ITEMS", "a"}, "Bad error rate"},
+				{[]any{"CAPACITY", "0", "ITEMS", "a"}, "Bad capacity"},
+				{[]any{"CAPACITY", "1073741825", "ITEMS", "a"}, "Bad capacity"},
+				{[]any{"EXPANSION", "40000", "ITEMS", "a"}, "Bad expansion"},
+				{[]any{"EXPANSION", "-1", "NOCREATE"}, "Bad expansion"},
+				{[]any{"ERROR", "0", "CAPACITY", "0", "ITEMS", "a"}, "Bad error rate"},
+				{[]any{"", "ITEMS", "a"}, "Unknown argument received"},
+				{[]any{"9", "ITEMS", "a"}, "Unknown argument received"},
 			}
 			for _, c := range cases {
 				b.do(errReply(c.want), append([]any{"BF.INSERT", k}, c.args...)...)
@@ -168,6 +177,18 @@ func insertRows() []behaviourRow {
 			}
 			b.do(1, "BF.CARD", k)
 		}},
+		{"bf.insert/abbreviations", func(b *bt) {
+			// RedisBloom knows an option by its first letter (and the
+			// second of e, the third of n).
+			b.do([]any{flag(true)}, "BF.INSERT", b.key("c"), "cap", "50", "ER", "0.1", "exp", "3", "ITEMS", "x")
+			b.do(field{"Capacity", 50}, "BF.INFO", b.key("c"), "CAPACITY")
+			b.do(field{"Expansion rate", 3}, "BF.INFO", b.key("c"), "EXPANSION")
+			b.do([]any{flag(true), errReply("ERR non scaling filter is full")}, "BF.INSERT", b.key("n"), "NOPE", "C", "1", "icecream", "x", "y")
+			b.do(field{"Expansion rate", null{}}, "BF.INFO", b.key("n"), "EXPANSION")
+			b.do(errReply("ERR not found"), "BF.INSERT", b.key("m"), "noc", "I", "x")
+			b.do([]any{flag(true), flag(true)}, "BF.INSERT", b.key("i"), "ITEMS", "ITEMS", "x")
+			b.do(2, "BF.CARD", b.key("i"))
+		}},
 		{"bf.insert/expansion-zero-is-nonscaling", func(b *bt) {
 			k := b.key("f")
 			b.do([]any{flag(true)}, "BF.INSERT", k, "EXPANSION", "0", "ITEMS", "a")
@@ -178,6 +199,46 @@ func insertRows() []behaviourRow {
 
 func infoRows() []behaviourRow {
 	return []behaviourRow{
+		{"bf.debug/sub-filters", func(b *bt) {
+			k := b.key("f")
+			b.do(errReply("ERR not found"), "BF.DEBUG", k)
+			b.do("OK", "BF.RESERVE", k, "0.01", "10", "EXPANSION", "3")
+			ones := b.madd(k, items("item", 30))
+			// RedisBloom's lines, with the filter's own geometry: sub-filter
+			// i has capacity 10·3^i and error 0.005/2^i; all but the last
+			// are full.
+			line := regexp.MustCompile(`^bytes:(\d+) bits:(\d+) hashes:[1-9]\d* hashwidth:64 capacity:(\d+) size:(\d+) ratio:(\S+)$`)
+			b.do(check(func(v any, err error) string {
+				arr, ok := v.([]any)
+				if err != nil || !ok || len(arr) < 3 {
+					return fmt.Sprintf("got %#v, %v; want size and two sub-filters or more", v, err)
+				}
+				if arr[0] != "size:"+strconv.Itoa(ones) {
+					return fmt.Sprintf("first element %q, want size:%d", arr[0], ones)
+				}
+				capacity, rate, items := 10, 0.005, 0
+				for i, e := range arr[1:] {
+					m := line.FindStringSubmatch(fmt.Sprint(e))
+					if m == nil {
+						return fmt.Sprintf("sub-filter %d: %q is not RedisBloom's line", i, e)
+					}
+					bytes, _ := strconv.Atoi(m[1])
+					bits, _ := strconv.Atoi(m[2])
+					n, _ := strconv.Atoi(m[4])
+					items += n
+					if bits != 8*bytes || m[3] != strconv.Itoa(capacity) || m[5] != strconv.FormatFloat(rate, 'g', 6, 64) ||
+						(i < len(arr)-2 && n != capacity) {
+						return fmt.Sprintf("sub-filter %d: %q, want capacity %d, ratio %g, bits = 8·bytes", i, e, capacity, rate)
+					}
+					capacity, rate = 3*capacity, rate/2
+				}
+				if items != ones {
+					return fmt.Sprintf("the sub-filters hold %d items, want %d", items, ones)
+				}
+				return ""
+			}), "BF.DEBUG", k)
+			b.do(errReply(arityErr("bf.debug")), "BF.DEBUG", k, "x")
+		}},
 		{"bf.info/fields", func(b *bt) {
 			k := b.key("f")
 			b.do("OK", "BF.RESERVE", k, "0.01", "100")
@@ -185,12 +246,13 @@ func infoRows() []behaviourRow {
 			full := b.info(k)
 			for _, f := range []struct {
 				arg  string
-				want any
+				want field
 			}{
-				{"CAPACITY", 100}, {"capacity", 100}, {"SIZE", full["Size"]}, {"Filters", 1},
-				{"ITEMS", 3}, {"EXPANSION", 2},
+				{"CAPACITY", field{"Capacity", 100}}, {"capacity", field{"Capacity", 100}},
+				{"SIZE", field{"Size", full["Size"]}}, {"Filters", field{"Number of filters", 1}},
+				{"ITEMS", field{"Number of items inserted", 3}}, {"EXPANSION", field{"Expansion rate", 2}},
 			} {
-				b.do([]any{f.want}, "BF.INFO", k, f.arg)
+				b.do(f.want, "BF.INFO", k, f.arg)
 			}
 			b.do(infoPairs(100, full["Size"], 1, 3, 2), "BF.INFO", k)
 			b.do(errReply("Invalid information value"), "BF.INFO", k, "FOO")
@@ -201,7 +263,7 @@ func infoRows() []behaviourRow {
 			k := b.key("f")
 			b.do("OK", "BF.RESERVE", k, "0.01", "100", "NONSCALING")
 			b.do(infoPairs(100, positive, 1, 0, null{}), "BF.INFO", k)
-			b.do([]any{null{}}, "BF.INFO", k, "EXPANSION")
+			b.do(field{"Expansion rate", null{}}, "BF.INFO", k, "EXPANSION")
 		}},
 		{"bf.info/growth-counters", func(b *bt) {
 			k := b.key("f")

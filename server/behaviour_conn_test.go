@@ -96,8 +96,8 @@ func connRows() []behaviourRow {
 				!strings.HasSuffix(got, "+Number of filters\r\n:1\r\n+Number of items inserted\r\n:2\r\n+Expansion rate\r\n:2\r\n") {
 				b.Errorf("RESP3 BF.INFO: got %q, want a map of the five fields", got)
 			}
-			if got := r.do("BF.INFO", k, "ITEMS"); got != "*1\r\n:2\r\n" {
-				b.Errorf("RESP3 BF.INFO ITEMS: got %q, want a one-element array", got)
+			if got := r.do("BF.INFO", k, "ITEMS"); got != "%1\r\n+Number of items inserted\r\n:2\r\n" {
+				b.Errorf("RESP3 BF.INFO ITEMS: got %q, want a one-entry map", got)
 			}
 			if got := r.do("CLIENT", "GETNAME"); got != rawBulk("hello-name") {
 				b.Errorf("CLIENT GETNAME after HELLO SETNAME: got %q", got)

@@ -141,10 +141,17 @@ func dumpRows() []behaviourRow {
 			b.do(errReply("ERR received bad data"), "BF.LOADCHUNK", b.key("x"), "1", "garbage")
 			b.do(errReply("ERR received bad data"), "BF.LOADCHUNK", b.key("x"), "1", hdr.data[:len(hdr.data)/2])
 			b.do(0, "EXISTS", b.key("x"))
-			// A chunk at an iterator outside the filter's bit arrays.
+			// Chunks RedisBloom refuses: an iterator below 1 or below the
+			// chunk's length, a start outside the bit arrays, a chunk
+			// longer than what is left of its sub-filter.
 			b.do("OK", "BF.LOADCHUNK", b.key("y"), hdr.iter, hdr.data)
-			b.do(errReply("ERR received bad data"), "BF.LOADCHUNK", b.key("y"), "999999999", chunks[1].data)
 			b.do(errReply("ERR received bad data"), "BF.LOADCHUNK", b.key("y"), "-5", chunks[1].data)
+			b.do(errReply("ERR received bad data"), "BF.LOADCHUNK", b.key("y"), "0", "")
+			b.do(errReply("ERR received bad data"), "BF.LOADCHUNK", b.key("y"), "3", "abcd")
+			b.do(errReply("ERR invalid offset - no link found"), "BF.LOADCHUNK", b.key("y"), "999999999", chunks[1].data)
+			b.do(errReply("ERR invalid offset - no link found"), "BF.LOADCHUNK", b.key("y"), "4", "abcd")
+			b.do(errReply("ERR invalid chunk - Too big for current filter"), "BF.LOADCHUNK", b.key("y"), chunks[1].iter+1, chunks[1].data+"x")
+			b.do("OK", "BF.LOADCHUNK", b.key("y"), "1", "")
 			// A header onto a key that holds a filter fails and leaves it.
 			before := b.info(src)
 			b.do(check(func(v any, err error) string {

@@ -67,6 +67,12 @@ type (
 	null struct{}
 	// pairs are name/value pairs: a flat array in RESP2, a map in RESP3.
 	pairs []any
+	// field is one named value (BF.INFO key FIELD): a one-element array
+	// of the value in RESP2, a one-entry map in RESP3.
+	field struct {
+		name  string
+		value any
+	}
 	// check is a custom test of the reply; it returns what is wrong, or "".
 	check func(v any, err error) string
 	// anyOK is any reply but an error.
@@ -191,6 +197,11 @@ func (b *bt) matchValue(want, v any) string {
 		return ""
 	case pairs:
 		return b.matchPairs(w, v)
+	case field:
+		if !b.resp3 {
+			return b.matchValue([]any{w.value}, v)
+		}
+		return b.matchPairs(pairs{w.name, w.value}, v)
 	case check:
 		return w(v, nil)
 	}

@@ -172,7 +172,7 @@ func reserveRows() []behaviourRow {
 				b.do(errReply(errCapacityRange), "BF.RESERVE", b.key("f"), "0.01", c)
 			}
 			b.do("OK", "BF.RESERVE", b.key("one"), "0.01", "1")
-			b.do([]any{1}, "BF.INFO", b.key("one"), "CAPACITY")
+			b.do(field{"Capacity", 1}, "BF.INFO", b.key("one"), "CAPACITY")
 			// The largest capacity passes the argument checks; the server
 			// may then lack the memory (1.5 GB at 1%).
 			b.do(check(func(v any, err error) string {
@@ -196,9 +196,9 @@ func reserveRows() []behaviourRow {
 				b.do(errReply(errExpandRange), "BF.RESERVE", b.key("f"), "0.01", "100", "EXPANSION", x)
 			}
 			b.do("OK", "BF.RESERVE", b.key("max"), "0.01", "100", "EXPANSION", "32768")
-			b.do([]any{32768}, "BF.INFO", b.key("max"), "EXPANSION")
+			b.do(field{"Expansion rate", 32768}, "BF.INFO", b.key("max"), "EXPANSION")
 			b.do("OK", "BF.RESERVE", b.key("one"), "0.01", "100", "EXPANSION", "1")
-			b.do([]any{1}, "BF.INFO", b.key("one"), "EXPANSION")
+			b.do(field{"Expansion rate", 1}, "BF.INFO", b.key("one"), "EXPANSION")
 		}},
 		{"bf.reserve/nonscaling-cannot-expand", func(b *bt) {
 			b.do(errReply(errNonScaling), "BF.RESERVE", b.key("f"), "0.01", "100", "NONSCALING", "EXPANSION", "2")
@@ -210,7 +210,7 @@ func reserveRows() []behaviourRow {
 		{"bf.reserve/expansion-zero-is-nonscaling", func(b *bt) {
 			k := b.key("f")
 			b.do("OK", "BF.RESERVE", k, "0.01", "2", "EXPANSION", "0")
-			b.do([]any{null{}}, "BF.INFO", k, "EXPANSION")
+			b.do(field{"Expansion rate", null{}}, "BF.INFO", k, "EXPANSION")
 			b.do([]any{flag(true), flag(true), errReply("ERR non scaling filter is full")}, "BF.MADD", k, "a", "b", "c")
 		}},
 		{"bf.reserve/check-order", func(b *bt) {
@@ -224,7 +224,10 @@ func reserveRows() []behaviourRow {
 				{[]any{"0.01", "1.5", "EXPANSION"}, "ERR bad capacity"},
 				{[]any{"0.01", "0", "EXPANSION"}, errCapacityRange},
 				{[]any{"0.01", "100", "NONSCALING", "EXPANSION", "abc"}, "ERR bad expansion"},
-				{[]any{"0.01", "100", "EXPANSION", "40000", "NONSCALING"}, errExpandRange},
+				{[]any{"0.01", "100", "EXPANSION", "40000"}, errExpandRange},
+				// NONSCALING refuses any expansion but 0 before its range.
+				{[]any{"0.01", "100", "EXPANSION", "40000", "NONSCALING"}, errNonScaling},
+				{[]any{"0.01", "100", "NONSCALING", "EXPANSION", "-1"}, errNonScaling},
 			} {
 				b.do(errReply(c.want), append([]any{"BF.RESERVE", k}, c.args...)...)
 			}

@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"strings"
-
-	"github.com/bloomery/bloom"
 )
 
 // The BF.* commands, with RedisBloom's replies (docs/DESIGN.md §7).
@@ -20,6 +18,7 @@ func bloomCommands() []*command {
 		{name: "bf.mexists", arity: -3, flags: flagReadonly | flagFast, keys: k1, run: cmdMExists},
 		{name: "bf.info", arity: -2, flags: flagReadonly | flagFast, keys: k1, run: cmdInfo},
 		{name: "bf.card", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdCard},
+		{name: "bf.debug", arity: 2, flags: flagReadonly | flagFast, keys: k1, run: cmdDebug},
 		{name: "bf.scandump", arity: 3, flags: flagReadonly, keys: k1, run: cmdScanDump, slow: always},
 		{name: "bf.loadchunk", arity: 4, flags: flagWrite, keys: k1, run: cmdLoadChunk, slow: largeChunk},
 	}
@@ -43,12 +42,12 @@ func cmdReserve(c *conn, args [][]byte) {
 }
 
 func cmdAdd(c *conn, args [][]byte) {
-	added := c.boolsFor(1)
-	if _, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), added); err != nil {
+	res := c.resultsFor(1)
+	if _, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), res); err != nil {
 		c.fail(err)
 		return
 	}
-	c.w.Bool(added[0])
+	c.writeResults(res)
 }
 
 func cmdMAdd(c *conn, args [][]byte) {
@@ -73,16 +72,16 @@ func cmdInsert(c *conn, args [][]byte) {
 	c.addMany(string(args[1]), req.items, create)
 }
 
-// addMany adds items and writes RedisBloom's array: one 1/0 per item
-// processed, then the error that stopped it (a full non-scaling filter),
-// if any. An error before the first item (a missing key with NOCREATE)
-// is the whole reply.
+// addMany adds items and writes RedisBloom's array: one 1/0 (or error)
+// per item processed, then the error that stopped it (a full non-scaling
+// filter), if any. An error before the first item (a missing key with
+// NOCREATE) is the whole reply.
 func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
-	added := c.boolsFor(len(items))
-	n, err := c.srv.bloom.Add(c.ctx, key, items, create, added)
+	res := c.resultsFor(len(items))
+	n, err := c.srv.bloom.Add(c.ctx, key, items, create, res)
 	if err == nil {
 		c.w.ArrayHeader(n)
-		c.writeBools(added[:n])
+		c.writeResults(res[:n])
 		return
 	}
 	var stop itemError
@@ -91,8 +90,20 @@ func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
 		return
 	}
 	c.w.ArrayHeader(n + 1)
-	c.writeBools(added[:n])
+	c.writeResults(res[:n])
 	c.fail(stop.replyError)
+}
+
+// writeResults writes each of res as RedisBloom's 1 or 0 (or RESP3's
+// booleans), or its error.
+func (c *conn) writeResults(res []addResult) {
+	for _, r := range res {
+		if r == addFailed {
+			c.fail(errCannotInsert)
+		} else {
+			c.w.Bool(r == addNew)
+		}
+	}
 }
 
 // writeBools writes each of bs as RedisBloom's 1 or 0 (or RESP3's booleans).
@@ -163,9 +174,14 @@ func cmdInfo(c *conn, args [][]byte) {
 	}
 	for i, f := range infoFields {
 		if strings.EqualFold(string(args[2]), f.arg) {
-			// One field is a one-element array in RESP3 as well: only
-			// the full reply becomes a map.
-			c.w.ArrayHeader(1)
+			// One field: a one-element array in RESP2, a one-entry map
+			// with the field's name in RESP3.
+			if c.w.Protocol() == 3 {
+				c.w.MapHeader(1)
+				c.w.SimpleString(f.name)
+			} else {
+				c.w.ArrayHeader(1)
+			}
 			writeInfoValue(c, in, i)
 			return
 		}
@@ -174,12 +190,12 @@ func cmdInfo(c *conn, args [][]byte) {
 }
 
 // writeInfoValue writes field i of infoFields.
-func writeInfoValue(c *conn, in bloom.ScalableInfo, i int) {
+func writeInfoValue(c *conn, in filterInfo, i int) {
 	switch i {
 	case 0:
 		c.w.Integer(int64(in.Capacity))
 	case 1:
-		c.w.Integer(int64(in.Bytes))
+		c.w.Integer(int64(in.Size))
 	case 2:
 		c.w.Integer(int64(in.Filters))
 	case 3:
@@ -200,46 +216,4 @@ func cmdCard(c *conn, args [][]byte) {
 		return
 	}
 	c.w.Integer(int64(n))
-}
-
-func cmdScanDump(c *conn, args [][]byte) {
-	key := string(args[1])
-	iter, ok := parseInt(args[2])
-	if !ok {
-		// RedisBloom looks the key up first.
-		if _, err := c.srv.bloom.Info(c.ctx, key); err != nil {
-			c.fail(err)
-			return
-		}
-		c.error("Second argument must be numeric")
-		return
-	}
-	next, chunk, err := c.srv.bloom.ScanDump(c.ctx, key, iter)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.w.ArrayHeader(2)
-	c.w.Integer(next)
-	if chunk == nil {
-		chunk = []byte{}
-	}
-	c.w.Bulk(chunk)
-}
-
-// largeChunk is BF.LOADCHUNK's slow predicate: a chunk over 64 KiB (a
-// chunk goes up to 16 MiB, copied and checked).
-func largeChunk(args [][]byte) bool { return len(args[3]) > 64<<10 }
-
-func cmdLoadChunk(c *conn, args [][]byte) {
-	iter, ok := parseInt(args[2])
-	if !ok {
-		c.error("ERR Second argument must be numeric")
-		return
-	}
-	if err := c.srv.bloom.LoadChunk(c.ctx, string(args[1]), iter, args[3]); err != nil {
-		c.fail(err)
-		return
-	}
-	c.ok()
 }

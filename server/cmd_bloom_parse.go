@@ -2,93 +2,101 @@ package server
 
 import "strings"
 
-// RedisBloom's limits on BF.RESERVE and BF.INSERT arguments (DESIGN §7).
+// The arguments of BF.RESERVE and BF.INSERT, parsed as RedisBloom 8
+// parses them: the same quirks, the same check order, the same replies
+// (docs/SERVER.md, "Compatibility").
+
+// RedisBloom's limits on BF.RESERVE and BF.INSERT arguments.
 const (
 	maxCapacity  = 1 << 30
 	maxExpansion = 32768
 	maxErrorRate = 0.25 // higher rates are capped to it, silently
 )
 
+// Range checks, shared by both commands.
+func rateInRange(r float64) bool    { return r > 0 && r < 1 }
+func capacityInRange(c int64) bool  { return c >= 1 && c <= maxCapacity }
+func expansionInRange(x int64) bool { return x >= 0 && x <= maxExpansion }
+
+// The replies of BF.RESERVE to bad arguments.
+const (
+	msgBadRate        = "ERR bad error rate"
+	msgRateRange      = "ERR error rate must be in the range (0.000000, 1.000000)"
+	msgBadCapacity    = "ERR bad capacity"
+	msgCapacityRange  = "ERR capacity must be in the range [1, 1073741824]"
+	msgNoExpansion    = "ERR no expansion"
+	msgBadExpansion   = "ERR bad expansion"
+	msgExpansionRange = "ERR expansion must be in the range [0, 32768]"
+	msgCannotExpand   = "Nonscaling filters cannot expand"
+)
+
 // parseReserve parses BF.RESERVE key error_rate capacity [EXPANSION n]
 // [NONSCALING] (the caller checked the arity: 4 to 7 arguments) and
-// returns the filter's parameters, or the reply for bad arguments. The
-// checks come in RedisBloom's order. As RedisBloom, it ignores words it
-// does not know.
+// returns the filter's parameters, or the reply for bad arguments.
+//
+// As RedisBloom: the error rate, then the capacity, each parsed then
+// range-checked; NONSCALING and EXPANSION are the first argument anywhere
+// (the key included) equal to the word, so a key named "nonscaling" makes
+// a non-scaling filter and one named "expansion" takes the error rate as
+// its expansion; words it does not know are ignored. EXPANSION 0 means
+// non-scaling; with NONSCALING, any other expansion (in range or not) is
+// refused before its range is checked.
 func parseReserve(args [][]byte) (createOpts, string) {
 	o := defaultCreate
-	var msg string
-	if o.rate, msg = parseRate(args[2], "ERR bad error rate"); msg != "" {
-		return o, msg
+	rate, ok := parseFloat(args[2])
+	switch {
+	case !ok:
+		return o, msgBadRate
+	case !rateInRange(rate):
+		return o, msgRateRange
 	}
-	if o.capacity, msg = parseCapacity(args[3], "ERR bad capacity"); msg != "" {
-		return o, msg
+	o.rate = min(rate, maxErrorRate)
+	capacity, ok := parseInt(args[3])
+	switch {
+	case !ok:
+		return o, msgBadCapacity
+	case !capacityInRange(capacity):
+		return o, msgCapacityRange
 	}
-	expansion, hasExpansion := int64(o.expansion), false
-	for i := 4; i < len(args); i++ {
-		switch {
-		case strings.EqualFold(string(args[i]), "NONSCALING"):
-			o.nonScaling = true
-		case strings.EqualFold(string(args[i]), "EXPANSION"):
-			if i+1 == len(args) {
-				return o, "ERR no expansion"
-			}
-			i++
-			if expansion, msg = parseExpansion(args[i], "ERR bad expansion"); msg != "" {
-				return o, msg
-			}
-			hasExpansion = true
+	o.capacity = uint64(capacity)
+	o.nonScaling = argIndex(args, "NONSCALING") >= 0
+	expansion := int64(o.expansion)
+	if at := argIndex(args, "EXPANSION"); at >= 0 {
+		if at+1 == len(args) {
+			return o, msgNoExpansion
 		}
-	}
-	if o.nonScaling && hasExpansion && expansion != 0 {
-		return o, "Nonscaling filters cannot expand"
+		if expansion, ok = parseInt(args[at+1]); !ok {
+			return o, msgBadExpansion
+		}
+		switch {
+		case expansion == 0:
+			o.nonScaling = true
+		case o.nonScaling:
+			return o, msgCannotExpand
+		case !expansionInRange(expansion):
+			return o, msgExpansionRange
+		}
 	}
 	return o.scaling(expansion), ""
 }
 
-// parseRate parses an error rate: bad is the reply when b is not a
-// number (RESERVE and INSERT word it differently); the range and the cap
-// at maxErrorRate are common.
-func parseRate(b []byte, bad string) (float64, string) {
-	rate, ok := parseFloat(b)
-	if !ok {
-		return 0, bad
+// argIndex is RedisBloom's RMUtil_ArgIndex: the first argument equal to
+// word, case-insensitively, or -1.
+func argIndex(args [][]byte, word string) int {
+	for i, a := range args {
+		if strings.EqualFold(string(a), word) {
+			return i
+		}
 	}
-	if !(rate > 0 && rate < 1) {
-		return 0, "ERR error rate must be in the range (0.000000, 1.000000)"
-	}
-	return min(rate, maxErrorRate), ""
+	return -1
 }
 
-// parseCapacity parses a capacity, as parseRate.
-func parseCapacity(b []byte, bad string) (uint64, string) {
-	c, ok := parseInt(b)
-	if !ok {
-		return 0, bad
-	}
-	if c < 1 || c > maxCapacity {
-		return 0, "ERR capacity must be in the range [1, 1073741824]"
-	}
-	return uint64(c), ""
-}
-
-// parseExpansion parses an expansion (0: non-scaling), as parseRate.
-func parseExpansion(b []byte, bad string) (int64, string) {
-	x, ok := parseInt(b)
-	if !ok {
-		return 0, bad
-	}
-	if x < 0 || x > maxExpansion {
-		return 0, "ERR expansion must be in the range [0, 32768]"
-	}
-	return x, ""
-}
-
-// scaling sets o's expansion; 0 means non-scaling.
+// scaling sets o's expansion, as given (RedisBloom records it even for a
+// non-scaling filter); 0 means non-scaling.
 func (o createOpts) scaling(expansion int64) createOpts {
-	if expansion == 0 || o.nonScaling {
-		o.nonScaling, o.expansion = true, 0
-	} else {
-		o.expansion = uint64(expansion)
+	o.expansion = uint64(expansion)
+	if expansion == 0 {
+		o.nonScaling = true
 	}
 	return o
 }
@@ -106,29 +114,36 @@ const errArity = "\x00arity"
 
 // parseInsert parses BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION n]
 // [NOCREATE] [NONSCALING] ITEMS item… and returns the request, or the
-// reply for bad arguments (errArity for the arity error). Keywords may
-// come in any order and case; creation options are checked here even if
-// the key exists, as RedisBloom does, and ignored there.
+// reply for bad arguments (errArity for the arity error).
+//
+// As RedisBloom, an option is known by its first letter, case-insensitive:
+// i (the items follow), c (capacity), e (error rate if the second letter
+// is r, else expansion), n (NOCREATE if the third letter is c, else
+// NONSCALING); anything else is "Unknown argument received". Options may
+// repeat (the last wins) and come in any order. Each value is checked as
+// it is read, so the first bad one is the reply, before the items'
+// arity; creation options are checked even if the key exists, and
+// ignored there.
 func parseInsert(args [][]byte) (insertReq, string) {
 	req := insertReq{create: defaultCreate}
 	expansion := int64(req.create.expansion)
-	for i := 2; i < len(args); i++ {
-		word := strings.ToUpper(string(args[i]))
-		if word == "ITEMS" {
-			if i+1 == len(args) {
-				return req, errArity
-			}
-			req.items = args[i+1:]
+	i := 2
+	for ; i < len(args); i++ {
+		word := args[i]
+		letter := lower(word, 0)
+		if letter == 'i' {
+			i++
 			break
 		}
-		switch word {
-		case "NOCREATE":
-			req.noCreate = true
+		switch letter {
+		case 'n':
+			if lower(word, 2) == 'c' {
+				req.noCreate = true
+			} else {
+				req.create.nonScaling = true
+			}
 			continue
-		case "NONSCALING":
-			req.create.nonScaling = true
-			continue
-		case "CAPACITY", "ERROR", "EXPANSION":
+		case 'c', 'e':
 		default:
 			return req, "Unknown argument received"
 		}
@@ -136,22 +151,43 @@ func parseInsert(args [][]byte) (insertReq, string) {
 			return req, errArity
 		}
 		i++
-		var msg string
-		switch word {
-		case "CAPACITY":
-			req.create.capacity, msg = parseCapacity(args[i], "Bad capacity")
-		case "ERROR":
-			req.create.rate, msg = parseRate(args[i], "Bad error rate")
-		case "EXPANSION":
-			expansion, msg = parseExpansion(args[i], "Bad expansion")
-		}
-		if msg != "" {
-			return req, msg
+		var ok bool
+		switch {
+		case letter == 'c':
+			var c int64
+			if c, ok = parseInt(args[i]); !ok || !capacityInRange(c) {
+				return req, "Bad capacity"
+			}
+			req.create.capacity = uint64(c)
+		case lower(word, 1) == 'r':
+			var r float64
+			if r, ok = parseFloat(args[i]); !ok || !rateInRange(r) {
+				return req, "Bad error rate"
+			}
+			req.create.rate = min(r, maxErrorRate)
+		default:
+			if expansion, ok = parseInt(args[i]); !ok || !expansionInRange(expansion) {
+				return req, "Bad expansion"
+			}
 		}
 	}
-	if req.items == nil {
-		return req, errArity
+	if i >= len(args) {
+		return req, errArity // no items marker, or nothing after it
 	}
+	req.items = args[i:]
 	req.create = req.create.scaling(expansion)
 	return req, ""
+}
+
+// lower is the i-th byte of word in lower case, or 0 past its end (C's
+// string terminator: RedisBloom reads the third letter of "N" there).
+func lower(word []byte, i int) byte {
+	if i >= len(word) {
+		return 0
+	}
+	c := word[i]
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return c
 }

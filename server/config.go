@@ -24,6 +24,15 @@ type Config struct {
 	// whose Redis keeps the filters (redisfilter); the server is then
 	// stateless.
 	Backend string
+	// FilterLayout is the layout of new filters (docs/SERVER.md, "Filter
+	// layouts"): "bloomery" (default: Bloomery's own, fast, with a
+	// measured false-positive rate at or below the one asked for) or
+	// "redisbloom" (RedisBloom's own: its sizes and BF.INFO figures, its
+	// false positives, dumps that RedisBloom loads). A filter keeps its
+	// layout for life; one loaded from a RedisBloom dump header is in
+	// RedisBloom's whatever this says. The Redis backend has Bloomery's
+	// only.
+	FilterLayout string
 	// Dir is the data directory of the memory backend. Default:
 	// ./bloomery-data. "-" keeps nothing on disk.
 	Dir string
@@ -89,6 +98,12 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// The values of Config.FilterLayout.
+const (
+	LayoutBloomery   = "bloomery"
+	LayoutRedisBloom = "redisbloom"
+)
+
 // Unlimited, as Config.MaxMemory or Config.MaxFilterBytes, removes that
 // limit (INFO and CONFIG GET then show 0, as Redis does for none).
 const Unlimited uint64 = math.MaxUint64
@@ -123,6 +138,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = "./bloomery-data"
+	}
+	if cfg.FilterLayout == "" {
+		cfg.FilterLayout = LayoutBloomery
 	}
 	if cfg.AppendFsync == "" {
 		cfg.AppendFsync = "everysec"
@@ -176,6 +194,15 @@ func (cfg Config) check() error {
 	}
 	if cfg.Backend != "" && cfg.Backend != "memory" && !isRedisURL(cfg.Backend) {
 		return fmt.Errorf("server: backend %q: want memory or a redis:// URL", cfg.Backend)
+	}
+	switch cfg.FilterLayout {
+	case "", LayoutBloomery:
+	case LayoutRedisBloom:
+		if cfg.Backend != "" && cfg.Backend != "memory" {
+			return fmt.Errorf("server: FilterLayout %q needs the memory backend (the Redis backend keeps Bloomery's layout only)", cfg.FilterLayout)
+		}
+	default:
+		return fmt.Errorf("server: FilterLayout %q: want %s or %s", cfg.FilterLayout, LayoutBloomery, LayoutRedisBloom)
 	}
 	if cfg.Pprof && cfg.MetricsAddr == "" {
 		return fmt.Errorf("server: Pprof needs MetricsAddr (the profiles are served there)")

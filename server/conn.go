@@ -45,6 +45,7 @@ type conn struct {
 	errs     int64       // error replies written
 	quit     bool        // close after flushing
 	bools    []bool
+	results  []addResult
 	create   createOpts // scratch of defaultCreate
 
 	// A connection served by a goroutine.
@@ -145,6 +146,14 @@ func (c *conn) error(msg string) {
 func (c *conn) fail(err error) { c.error(wireError(err)) }
 
 func (c *conn) ok() { c.w.SimpleString("OK") }
+
+// resultsFor returns a reusable []addResult of length n.
+func (c *conn) resultsFor(n int) []addResult {
+	if cap(c.results) < n {
+		c.results = make([]addResult, n)
+	}
+	return c.results[:n]
+}
 
 // boolsFor returns a reusable []bool of length n.
 func (c *conn) boolsFor(n int) []bool {

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bloomery/bloom"
 )
 
 // TestExpiryHistories replays random histories of filters that expire
@@ -49,7 +47,7 @@ type histKey struct {
 	expireAt int64    // 0: none
 	items    []string // every item added since the key was created
 	card     uint64
-	info     bloom.ScalableInfo
+	info     filterInfo
 }
 
 // history is one random history and its model.
@@ -185,7 +183,7 @@ func (w *history) add() {
 	default:
 		create = &defaultCreate
 	}
-	added := make([]bool, len(items))
+	added := make([]addResult, len(items))
 	n, err := w.m.Add(w.ctx, key, items, create, added)
 	w.note("add %s %q create=%v: %d %v", key, items, create != nil, n, err)
 	k := w.live(key)
@@ -202,7 +200,7 @@ func (w *history) add() {
 	}
 	for i, it := range items {
 		k.items = append(k.items, string(it))
-		if added[i] {
+		if added[i] == addNew {
 			k.card++
 		}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type journal interface {
 // nothing.
 type memstore struct {
 	ks        *keyspace
+	layout    bloom.Layout // of new filters (layoutFor); Blocked while loading
 	maxFilter uint64
 	charge    func(extra uint64) error // every filter's grow hook: m.reserve
 	maxMemory uint64
@@ -47,11 +49,14 @@ func newLoadingMemstore(maxFilter uint64) *memstore {
 	return newMemstoreAt(maxFilter, 0, stoppedClock)
 }
 
-// serve ends the loading: from now on the total limit maxMemory holds
-// and the keyspace's clock is now. It is called once, before the store
-// is shared with any other goroutine.
-func (m *memstore) serve(maxMemory uint64, now func() time.Time) {
-	m.maxMemory = maxMemory
+// serve ends the loading: from now on the total limit maxMemory holds,
+// new filters take layout and the keyspace's clock is now. (While loading,
+// a record that creates a filter by its parameters made a filter in
+// Bloomery's layout: the other layout's creations are journaled as its
+// dump header.) It is called once, before the store is shared with any
+// other goroutine.
+func (m *memstore) serve(maxMemory uint64, layout bloom.Layout, now func() time.Time) {
+	m.maxMemory, m.layout = maxMemory, layout
 	m.ks.startClock(now)
 }
 
@@ -59,7 +64,7 @@ func newMemstoreAt(maxFilter, maxMemory uint64, now func() time.Time) *memstore 
 	if maxFilter == 0 {
 		maxFilter = bloom.DefaultMaxBytes
 	}
-	m := &memstore{ks: newKeyspace(now), maxFilter: maxFilter, maxMemory: maxMemory}
+	m := &memstore{ks: newKeyspace(now), layout: bloom.Blocked, maxFilter: maxFilter, maxMemory: maxMemory}
 	m.charge = m.reserve
 	m.ks.dropped = func(e *entry) { m.used.Add(-e.filter.Bytes()) }
 	// A key the keyspace deletes by itself (expired) is journaled as a
@@ -94,16 +99,16 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 	return &entry{filter: f}
 }
 
-// create makes a filter with o, charging its first sub-filter to the
-// budget before allocating it.
+// create makes a filter with o in layoutFor(o), charging its first
+// sub-filter to the budget before allocating it.
 func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
-	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, bloom.WithGrowth(o.growth()))
-	if err != nil {
-		return nil, fmt.Errorf("server: plan filter: %w", err)
+	if err := o.creatable(); err != nil {
+		return nil, err
 	}
-	first, err := plan.Sub(0)
+	layout := m.layoutFor(o)
+	first, err := bloom.Size(o.capacity, o.firstRate(), layout)
 	if err != nil {
-		return nil, fmt.Errorf("server: plan filter: %w", err)
+		return nil, createError(err)
 	}
 	if first.Bytes() > m.maxFilter {
 		return nil, errNoMemory
@@ -111,12 +116,47 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 	if err := m.reserve(first.Bytes()); err != nil {
 		return nil, err
 	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithMaxBytes(m.maxFilter))
+	f, err := bloom.NewScalable(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithMaxBytes(m.maxFilter),
+		bloom.WithLayout(layout))
 	if err != nil {
 		m.used.Add(-first.Bytes())
 		return nil, fmt.Errorf("server: create filter: %w", err)
 	}
 	return f, nil
+}
+
+// filterLayout is the layout of new filters cfg asks for.
+func filterLayout(cfg Config) bloom.Layout {
+	if cfg.FilterLayout == LayoutRedisBloom {
+		return bloom.RedisBloom
+	}
+	return bloom.Blocked
+}
+
+// minBloomeryRate is the lowest first-sub-filter rate of a filter in
+// Bloomery's layout: 2^-64, below which the optimal number of probes,
+// log2(1/p), passes Bloomery's 64 (bloom.MaxK) and its filters grow
+// without bound (a blocked filter at 1e-30 needs 200 KB for one item).
+const minBloomeryRate = 0x1p-64
+
+// layoutFor is the layout of a new filter made with o: the server's, but
+// RedisBloom's for a rate too small for Bloomery's (minBloomeryRate),
+// which RedisBloom makes with up to 1075 probes (docs/SERVER.md, "Filter
+// layouts").
+func (m *memstore) layoutFor(o createOpts) bloom.Layout {
+	if o.firstRate() < minBloomeryRate {
+		return bloom.RedisBloom
+	}
+	return m.layout
+}
+
+// createError is the reply when a filter cannot be planned: too large
+// for the layout, as when memory is short, else RedisBloom's "could not".
+func createError(err error) error {
+	if errors.Is(err, bloom.ErrTooLarge) {
+		return errNoMemory
+	}
+	return errCannotCreate
 }
 
 func (m *memstore) log(args ...[]byte) {

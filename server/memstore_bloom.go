@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -21,10 +22,34 @@ func (m *memstore) Reserve(_ context.Context, key string, o createOpts) error {
 	if err != nil {
 		return err
 	}
+	rec, err := m.creationRecord(key, f)
+	if err != nil {
+		m.used.Add(-f.Bytes())
+		return err
+	}
 	m.ks.set(key, m.adopt(f))
-	args := [][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(o.rate), fmtUint(o.capacity)}
-	m.log(append(args, scalingArgs(o)...)...)
+	if rec == nil {
+		rec = append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(o.rate), fmtUint(o.capacity)}, scalingArgs(o)...)
+	}
+	m.log(rec...)
 	return nil
+}
+
+// creationRecord is the journal record that makes key's new, empty
+// filter f again on replay when its parameters cannot say it: for a
+// filter in RedisBloom's layout, BF.LOADCHUNK key 1 with its dump header
+// (which records the layout and every parameter). nil for Bloomery's
+// layout, which the records of BF.RESERVE and BF.INSERT make (replay
+// runs in that layout: memstore.serve).
+func (m *memstore) creationRecord(key string, f *bloom.Scalable) ([][]byte, error) {
+	if m.journal == nil || f.Layout() != bloom.RedisBloom {
+		return nil, nil
+	}
+	_, hdr, err := f.DumpChunk(0)
+	if err != nil {
+		return nil, fmt.Errorf("server: journal a new filter: %w", err)
+	}
+	return [][]byte{[]byte("BF.LOADCHUNK"), []byte(key), []byte("1"), hdr}, nil
 }
 
 // scalingArgs are o's EXPANSION or NONSCALING arguments.
@@ -35,10 +60,10 @@ func scalingArgs(o createOpts) [][]byte {
 	return [][]byte{[]byte("EXPANSION"), fmtUint(o.expansion)}
 }
 
-func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
+func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
-	created := false
+	created := false // and journaled with the items
 	if e == nil {
 		if create == nil {
 			return 0, errNotFound
@@ -47,13 +72,22 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		if err != nil {
 			return 0, err // the whole reply, not an item's
 		}
-		e, created = m.adopt(f), true
+		rec, err := m.creationRecord(key, f)
+		if err != nil {
+			m.used.Add(-f.Bytes())
+			return 0, err
+		}
+		e, created = m.adopt(f), rec == nil
 		m.ks.set(key, e)
+		if rec != nil {
+			m.log(rec...)
+		}
 	} else {
 		m.ks.modify(key, e)
 	}
 	// The journal gets one BF.INSERT of the items that were new (the
-	// others changed nothing), creating the filter as it was created.
+	// others changed nothing), creating the filter as it was created
+	// unless its creation has a record of its own (creationRecord).
 	var args [][]byte
 	if m.journal != nil {
 		pooled := journalArgs.Get().(*[][]byte)
@@ -67,19 +101,31 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		}
 		args = append(args, wordItems)
 	}
-	head := len(args)
-	n, err := 0, error(nil)
+	head, n := len(args), 0
 	for _, item := range items {
-		added[n], err = e.filter.Add(item)
-		if err != nil {
-			err = itemError{filterError(err)}
-			break
-		}
-		if added[n] && args != nil {
-			args = append(args, item)
+		added, err := e.filter.Add(item)
+		switch {
+		case errors.Is(err, bloom.ErrCannotGrow): // as RedisBloom: this item fails, the next are tried
+			res[n] = addFailed
+		case err != nil:
+			return n, m.logAdded(key, args, head, created, create, itemError{filterError(err)})
+		case added:
+			res[n] = addNew
+			if args != nil {
+				args = append(args, item)
+			}
+		default:
+			res[n] = addPresent
 		}
 		n++
 	}
+	return n, m.logAdded(key, args, head, created, create, nil)
+}
+
+// logAdded journals an add (see Add): args, the BF.INSERT of the items
+// that were new after its first head words, or BF.RESERVE when it created
+// the filter and added nothing; it returns err.
+func (m *memstore) logAdded(key string, args [][]byte, head int, created bool, create *createOpts, err error) error {
 	switch {
 	case created && len(args) == head: // BF.INSERT needs an item: reserve instead
 		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
@@ -87,7 +133,7 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 	case len(args) > head:
 		m.log(args...)
 	}
-	return n, err
+	return err
 }
 
 // journalArgs recycles the argument lists of journaled adds.
@@ -125,13 +171,30 @@ func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found [
 	return nil
 }
 
-func (m *memstore) Info(_ context.Context, key string) (bloom.ScalableInfo, error) {
+func (m *memstore) Info(_ context.Context, key string) (filterInfo, error) {
 	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	if e == nil {
-		return bloom.ScalableInfo{}, errNotFound
+		return filterInfo{}, errNotFound
 	}
-	return e.filter.Info(), nil
+	return infoOf(e.filter.Info(), e.filter.Layout()), nil
+}
+
+func (m *memstore) Debug(_ context.Context, key string) (filterDebug, error) {
+	defer m.ks.lockKey(key).Unlock()
+	e := m.ks.get(key)
+	if e == nil {
+		return filterDebug{}, errNotFound
+	}
+	d := filterDebug{Items: e.filter.Count()}
+	for _, sub := range e.filter.SubFilterGeometry() {
+		sd := subDebugOf(sub.Sizing, sub.Items)
+		if e.filter.HashID() == bloom.HashMurmur2 {
+			sd.HashWidth = 32 // RedisBloom's filters without FORCE64
+		}
+		d.Subs = append(d.Subs, sd)
+	}
+	return d, nil
 }
 
 func (m *memstore) Card(_ context.Context, key string) (uint64, error) {

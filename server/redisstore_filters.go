@@ -73,6 +73,9 @@ func (r *redisStore) load(ctx context.Context, key string) (*redisfilter.Scalabl
 // create makes key's filter with o: errItemExists if there is one,
 // errWrongType if the key holds something else.
 func (r *redisStore) create(ctx context.Context, key string, o createOpts) (*redisfilter.Scalable, error) {
+	if err := o.creatable(); err != nil {
+		return nil, err
+	}
 	for range raceAttempts {
 		f, err := redisfilter.CreateScalable(ctx, r.client, key, o.capacity, o.rate, append([]redisfilter.Option{redisfilter.WithGrowth(o.growth())}, r.opts...)...)
 		if err == nil {
@@ -113,7 +116,7 @@ func (r *redisStore) Reserve(ctx context.Context, key string, o createOpts) erro
 	return err
 }
 
-func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, added []bool) (int, error) {
+func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	n := 0
 	for range raceAttempts {
 		f, err := r.openOrCreate(ctx, key, create)
@@ -121,7 +124,13 @@ func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create
 			return n, err
 		}
 		isNew, err := f.AddMany(ctx, items[n:])
-		n += copy(added[n:], isNew)
+		for _, b := range isNew {
+			res[n] = addPresent
+			if b {
+				res[n] = addNew
+			}
+			n++
+		}
 		switch err = r.checked(key, f, err); err {
 		case errNotFound: // deleted meanwhile: made again
 		case errFull, errNoMemory: // the filter could not take item n
@@ -167,9 +176,21 @@ func (r *redisStore) info(ctx context.Context, key string) (redisfilter.Scalable
 	return in, nil
 }
 
-func (r *redisStore) Info(ctx context.Context, key string) (bloom.ScalableInfo, error) {
+func (r *redisStore) Info(ctx context.Context, key string) (filterInfo, error) {
 	in, err := r.info(ctx, key)
-	return in.ScalableInfo, err
+	return infoOf(in.ScalableInfo, in.Layout), err
+}
+
+func (r *redisStore) Debug(ctx context.Context, key string) (filterDebug, error) {
+	in, err := r.info(ctx, key)
+	if err != nil {
+		return filterDebug{}, err
+	}
+	d := filterDebug{Items: in.Items}
+	for _, sub := range in.Subs {
+		d.Subs = append(d.Subs, subDebugOf(sub.Sizing, sub.Items))
+	}
+	return d, nil
 }
 
 func (r *redisStore) Card(ctx context.Context, key string) (uint64, error) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bloomery/bloom"
 )
 
 // captureJournal records the journaled commands.
@@ -38,7 +40,7 @@ func TestReplayUnderLowerLimits(t *testing.T) {
 	for i := range items {
 		items[i] = fmt.Appendf(nil, "item:%d", i)
 	}
-	if _, err := big.Add(ctx, "f", items, nil, make([]bool, len(items))); err != nil {
+	if _, err := big.Add(ctx, "f", items, nil, make([]addResult, len(items))); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := big.Info(ctx, "f")
@@ -60,7 +62,7 @@ func TestReplayUnderLowerLimits(t *testing.T) {
 	if err := replayAll(small); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
-	small.serve(8192, time.Now) // total limit far below the filter's size
+	small.serve(8192, bloom.Blocked, time.Now) // total limit far below the filter's size
 	got, err := small.Info(ctx, "f")
 	if err != nil || got != want {
 		t.Fatalf("after replay: %+v, %v; want %+v", got, err, want)

@@ -104,7 +104,9 @@ func New(cfg Config) (*Server, error) {
 // it (loadMemory).
 func (s *Server) openMemory(cfg Config) (*memstore, error) {
 	if cfg.Dir == "-" {
-		return newMemstore(cfg.MaxFilterBytes, cfg.MaxMemory), nil
+		m := newMemstore(cfg.MaxFilterBytes, cfg.MaxMemory)
+		m.layout = filterLayout(cfg)
+		return m, nil
 	}
 	m, p, err := loadMemory(cfg, s.cmds, s.log, time.Now)
 	if err != nil {
@@ -125,7 +127,7 @@ func loadMemory(cfg Config, cmds table, log *slog.Logger, now func() time.Time) 
 	if err != nil {
 		return nil, nil, err
 	}
-	m.serve(cfg.MaxMemory, now)
+	m.serve(cfg.MaxMemory, filterLayout(cfg), now)
 	m.journal = p
 	p.start()
 	return m, p, nil

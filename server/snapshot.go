@@ -3,8 +3,8 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/bloomery/bloom/internal/atomicfile"
 	"hash/crc32"
+	"io"
 	"math"
 	"path/filepath"
 	"sync"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/internal/atomicfile"
 )
 
 // A snapshot is the keyspace at one instant, the cut, written without
@@ -100,6 +101,30 @@ func (k *cutKey) take() *bloom.ScalableView {
 	v := k.view
 	k.view, k.e = nil, nil
 	return v
+}
+
+// smallSnapFilter is the size up to which the writer encodes a filter
+// that no change has reached since the cut straight from the filter
+// (writeSmall) instead of through a copy-on-write view: below it,
+// setting a view up and tearing it down cost more than the copy (a
+// keyspace of small filters spent 15% of its CPU on views; issue 11).
+const smallSnapFilter = 16 << 10
+
+// writeSmall writes the key's record straight from its filter when no
+// change has reached the filter since the cut and it is small, and
+// reports whether it did. It holds k.mu meanwhile, so a change that
+// comes now waits in the hook (keep) until the record is written, then
+// finds it taken.
+func (k *cutKey) writeSmall(sw *snapWriter) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.taken.Load() || k.e.filter.Bytes() > smallSnapFilter {
+		return false
+	}
+	sw.record(k.name, k.expireAt, k.e.filter)
+	k.e = nil
+	k.taken.Store(true)
+	return true
 }
 
 // modifying is the keyspace's hook, called under a key's shard lock
@@ -192,9 +217,11 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 			sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
 			break
 		}
-		v := k.take()
-		sw.record(k.name, k.expireAt, v)
-		v.Close()
+		if !k.writeSmall(sw) {
+			v := k.take()
+			sw.record(k.name, k.expireAt, v)
+			v.Close()
+		}
 	}
 	sw.trailer(uint64(len(c.keys)))
 	err = sw.err
@@ -243,7 +270,14 @@ func (sw *snapWriter) header(gen uint64, created time.Time) {
 	sw.u64(uint64(created.UnixMilli()))
 }
 
-func (sw *snapWriter) record(key string, expireAt int64, f *bloom.ScalableView) {
+// encodedFilter is a filter as a snapshot writes it: a view, or a
+// filter no change can reach meanwhile.
+type encodedFilter interface {
+	EncodedSize() int64
+	WriteTo(w io.Writer) (int64, error)
+}
+
+func (sw *snapWriter) record(key string, expireAt int64, f encodedFilter) {
 	sw.rec = 0
 	sw.Write([]byte{tagKey})
 	sw.u32(uint32(len(key)))

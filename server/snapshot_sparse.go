@@ -1,8 +1,9 @@
 package server
 
 import (
-	"encoding/binary"
 	"io"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // sparseWriter writes a snapshot to its file through a buffer, leaving
@@ -66,7 +67,7 @@ func (w *sparseWriter) drain(all bool) error {
 			size = len(b)
 		}
 		piece := b[:size]
-		if size == holeBlock && allZero(piece) {
+		if size == holeBlock && encio.AllZero(piece) {
 			if _, err := w.f.Seek(int64(size), io.SeekCurrent); err != nil {
 				return err
 			}
@@ -94,20 +95,4 @@ func (w *sparseWriter) Flush() error {
 		return w.f.Truncate(w.off)
 	}
 	return nil
-}
-
-// allZero reports whether b holds only zero bytes.
-func allZero(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/bloomery/bloom/internal/encio"
 )
 
 // sparseWriter writes exactly the bytes it is given, whatever the
@@ -67,7 +69,7 @@ func TestSparseWriter(t *testing.T) {
 			syscall.Stat(name, &st)
 			zeros := 0
 			for i := 0; i+holeBlock <= want.Len(); i += holeBlock {
-				if allZero(want.Bytes()[i : i+holeBlock]) {
+				if encio.AllZero(want.Bytes()[i : i+holeBlock]) {
 					zeros++
 				}
 			}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bloomery/bloom"
 )
 
 // bareStore is a memstore loaded from dir's snapshot gen alone (and the
@@ -27,7 +29,7 @@ func bareStore(t *testing.T, dir string, gen uint64, logs ...uint64) *memstore {
 			t.Fatal(err)
 		}
 	}
-	m.serve(0, time.Now)
+	m.serve(0, bloom.Blocked, time.Now)
 	return m
 }
 
@@ -37,7 +39,7 @@ func mustAdd(t testing.TB, m *memstore, key string, its ...string) {
 	for i, s := range its {
 		b[i] = []byte(s)
 	}
-	if _, err := m.Add(context.Background(), key, b, &defaultCreate, make([]bool, len(b))); err != nil {
+	if _, err := m.Add(context.Background(), key, b, &defaultCreate, make([]addResult, len(b))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -72,6 +72,8 @@ func runInfo(w io.Writer, path string, ff *bloom.File) error {
 		infoFilter(t, ff.Filter)
 	case bloom.KindScalable:
 		err = infoScalable(t, ff.Scalable)
+	case bloom.KindCuckoo:
+		err = infoCuckoo(t, ff.Cuckoo)
 	default:
 		infoCounting(t, ff.Counting)
 	}

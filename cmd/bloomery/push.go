@@ -81,6 +81,7 @@ var kindNames = map[bloom.Kind]string{
 	bloom.KindFilter:   "a fixed-size filter (kind 1)",
 	bloom.KindScalable: "a scalable filter (kind 2)",
 	bloom.KindCounting: "a counting filter (kind 3)",
+	bloom.KindCuckoo:   "a cuckoo filter (kind 4)",
 }
 
 // runPush copies the filter file path to dst. It reads the file once, so

@@ -88,6 +88,8 @@ snapshot written.`,
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, without authentication (:PORT is every interface)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "also serve Go's profiles at http://ADDR/debug/pprof/ on --metrics-addr")
 	f.StringVar(&cfg.Backend, "backend", "memory", "memory, or a Redis URL: redis://host:port/0, rediss://…, redis+cluster://h1:p1,h2:p2")
+	f.StringVar(&cfg.FilterLayout, "filter-layout", server.LayoutBloomery, "layout of new filters: bloomery (fast, measured false-positive rate at most the one asked for) "+
+		"or redisbloom (RedisBloom's own: its sizes, its false positives, dumps RedisBloom loads)")
 	f.Var(&maxBulk, "proto-max-bulk-len", "longest argument accepted (at least 1mb)")
 	f.Var(&maxQuery, "client-query-buffer-limit", "largest command accepted (at least 1mb)")
 	f.StringVar(&configFile, "config", "", "config file of \"name value\" lines (flag names)")

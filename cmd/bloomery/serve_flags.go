@@ -35,6 +35,10 @@ func checkServeFlags(cfg server.Config) error {
 		{bulk > query, fmt.Sprintf("--proto-max-bulk-len %d is above --client-query-buffer-limit %d: "+
 			"such an argument could never be received", bulk, query)},
 		{cfg.Pprof && cfg.MetricsAddr == "", "--pprof needs --metrics-addr (the profiles are served there)"},
+		{cfg.FilterLayout != server.LayoutBloomery && cfg.FilterLayout != server.LayoutRedisBloom,
+			fmt.Sprintf("--filter-layout %q: want %s or %s", cfg.FilterLayout, server.LayoutBloomery, server.LayoutRedisBloom)},
+		{cfg.FilterLayout == server.LayoutRedisBloom && cfg.Backend != "memory",
+			"--filter-layout redisbloom needs --backend memory (the Redis backend keeps Bloomery's layout only)"},
 	} {
 		if c.bad {
 			return fmt.Errorf("%s", c.msg)

@@ -36,6 +36,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--addr", "6380"}, `--addr "6380": want host:port`},
 		{[]string{"--metrics-addr", "localhost"}, `--metrics-addr "localhost": want host:port`},
 		{[]string{"--pprof"}, "--pprof needs --metrics-addr"},
+		{[]string{"--filter-layout", "classic"}, `--filter-layout "classic": want bloomery or redisbloom`},
+		{[]string{"--filter-layout", "redisbloom", "--backend", "redis://127.0.0.1:1"}, "--filter-layout redisbloom needs --backend memory"},
 	} {
 		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--dir", "-"}, c.args...)
 		code, stdout, stderr := runCLI(t, args...)

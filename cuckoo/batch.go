@@ -1,0 +1,53 @@
+package cuckoo
+
+// batchSize is how many items a batch hashes before it reads buckets, so
+// that the buckets' cache misses overlap instead of coming one by one.
+const batchSize = 32
+
+// AddMany adds every item, as CF.INSERT does, and returns each one's
+// outcome in dst, resized to len(items) (a nil dst is allocated): a
+// failed item does not stop the others.
+func (f *Filter) AddMany(items [][]byte, dst []Status) []Status {
+	dst = resize(dst, len(items))
+	for i, it := range items {
+		dst[i] = f.insert(keyOf(Hash(it)))
+	}
+	return dst
+}
+
+// AddUniqueMany adds every item that does not test present, as
+// CF.INSERTNX does (an item sees the ones before it in items), and
+// returns each one's outcome in dst, resized as for AddMany.
+func (f *Filter) AddUniqueMany(items [][]byte, dst []Status) []Status {
+	dst = resize(dst, len(items))
+	for i, it := range items {
+		dst[i] = f.insertUnique(keyOf(Hash(it)))
+	}
+	return dst
+}
+
+// TestMany tests every item, as CF.MEXISTS does, and returns the results
+// in dst, resized to len(items) (a nil dst is allocated). It hashes the
+// items in batches before reading their buckets.
+func (f *Filter) TestMany(items [][]byte, dst []bool) []bool {
+	dst = resize(dst, len(items))
+	var hs [batchSize]uint64
+	for off := 0; off < len(items); off += batchSize {
+		batch := items[off:min(off+batchSize, len(items))]
+		for i, it := range batch {
+			hs[i] = Hash(it)
+		}
+		for i := range batch {
+			dst[off+i] = f.TestHash(hs[i])
+		}
+	}
+	return dst
+}
+
+// resize returns dst with length n, reusing its memory when it can.
+func resize[T any](dst []T, n int) []T {
+	if cap(dst) < n {
+		return make([]T, n)
+	}
+	return dst[:n]
+}

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package bloom
-
-func adviseHugePages([]uint64) {}
