@@ -125,6 +125,10 @@ func parseHeader(b []byte) (header, error) {
 	if Layout(h.layout) == RedisBloom {
 		h.bpe = math.Float64frombits(uint64(le.Uint32(b[56:]))<<32 | uint64(h.keyCheck))
 		h.keyCheck, h.n2 = 0, b[14]
+		if h.kind != kindFilter && (h.n2 != 0 || le.Uint32(b[28:]) != 0 || le.Uint32(b[56:]) != 0) {
+			// bits per entry and power-of-two sizing are a sub-filter's, not a chain's
+			return header{}, fmt.Errorf("%w: sub-filter fields (bits per entry, n2) set in a kind-%d header", ErrFormat, h.kind)
+		}
 	} else if le.Uint32(b[56:]) != 0 || b[14] != 0 {
 		return header{}, fmt.Errorf("%w: reserved header bits are set", ErrFormat)
 	}

@@ -22,18 +22,7 @@ const (
 // DumpHeader is the dump's header, CF.SCANDUMP's first chunk: packed
 // little-endian u64 items, buckets (of sub-filter 0), deletes, filters,
 // then u16 bucket size, max iterations and expansion.
-func (f *Filter) DumpHeader() []byte {
-	b := make([]byte, DumpHeaderSize)
-	le := binary.LittleEndian
-	le.PutUint64(b[0:], f.items)
-	le.PutUint64(b[8:], f.base)
-	le.PutUint64(b[16:], f.deletes)
-	le.PutUint64(b[24:], uint64(len(f.subs)))
-	le.PutUint16(b[32:], uint16(f.bucketSize))
-	le.PutUint16(b[34:], uint16(f.maxIterations))
-	le.PutUint16(b[36:], uint16(f.expansion))
-	return b
-}
+func (f *Filter) DumpHeader() []byte { return f.Info().DumpHeader() }
 
 // ScanDump answers CF.SCANDUMP with iterator it ≥ 0: (0, nil) when the
 // filter holds no items (RedisBloom dumps nothing then, not even the
@@ -90,14 +79,11 @@ func (f *Filter) DumpChunk(it int64) (next int64, data []byte) {
 // for a length other than DumpHeaderSize, else "Couldn't create
 // filter!"), ErrTooLarge. WithMaxBytes applies.
 func LoadDumpHeader(hdr []byte, opts ...Option) (*Filter, error) {
-	if len(hdr) != DumpHeaderSize {
-		return nil, fmt.Errorf("%w: dump header of %d bytes, want %d", ErrFormat, len(hdr), DumpHeaderSize)
+	if _, err := ParseDumpHeader(hdr, opts...); err != nil {
+		return nil, err
 	}
 	h := parseDumpHeader(hdr)
 	h.filters &= 0xffff // RedisBloom keeps it in a u16
-	if err := h.check(); err != nil {
-		return nil, err
-	}
 	return h.filter(newConfig(opts).maxBytes)
 }
 

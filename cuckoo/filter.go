@@ -20,6 +20,7 @@ type Filter struct {
 	expansion     uint64      // as stored: rounded up by New, verbatim from a dump
 	bytes         uint64      // Σ len(subs[i].data)
 	maxBytes      uint64
+	growHook      func(extra uint64) error // SetGrowHook
 }
 
 // subFilter is one sub-filter: nb buckets of bucketSize one-byte slots,
@@ -39,18 +40,28 @@ type subFilter struct {
 // twice the bucket size; ErrTooLarge for a filter beyond the limits.
 func New(capacity uint64, opts ...Option) (*Filter, error) {
 	c := newConfig(opts)
-	if err := c.check(capacity); err != nil {
+	h, err := c.header(capacity)
+	if err != nil {
 		return nil, err
+	}
+	return h.filter(c.maxBytes)
+}
+
+// header checks New's arguments and returns the header of the empty
+// filter they make.
+func (c config) header(capacity uint64) (dumpHeader, error) {
+	if err := c.check(capacity); err != nil {
+		return dumpHeader{}, err
 	}
 	base := nextPow2(capacity / c.bucketSize)
 	if base == 0 || base > MaxBuckets {
-		return nil, fmt.Errorf("%w: capacity %d needs more than %d buckets", ErrTooLarge, capacity, uint64(MaxBuckets))
+		return dumpHeader{}, fmt.Errorf("%w: capacity %d needs more than %d buckets", ErrTooLarge, capacity, uint64(MaxBuckets))
 	}
 	exp := uint64(0)
 	if c.expansion > 0 {
 		exp = nextPow2(c.expansion)
 	}
-	return newFilter(base, c.bucketSize, c.maxIterations, exp, 1, c.maxBytes)
+	return dumpHeader{buckets: base, filters: 1, bucketSize: c.bucketSize, maxIterations: c.maxIterations, expansion: exp}, nil
 }
 
 // check checks New's parameters.
@@ -128,13 +139,27 @@ func (f *Filter) grow() error {
 	if err != nil {
 		return err
 	}
-	if size := nb * f.bucketSize; size > f.maxBytes-f.bytes {
+	size := nb * f.bucketSize
+	if size > f.maxBytes-f.bytes {
 		return fmt.Errorf("%w: a new sub-filter of %d bytes would take the filter past %d bytes", ErrTooLarge, size, f.maxBytes)
+	}
+	if f.growHook != nil {
+		if err := f.growHook(size); err != nil {
+			return fmt.Errorf("%w: a new sub-filter of %d bytes: %w", ErrTooLarge, size, err)
+		}
 	}
 	f.subs = append(f.subs, newSub(nb, f.bucketSize))
 	f.bytes += nb * f.bucketSize
 	return nil
 }
+
+// SetGrowHook sets a function called before a growth allocates a new
+// sub-filter of extra bytes, after the limits have passed: when it
+// returns an error the growth fails as one beyond the limits
+// (ErrTooLarge; the insert's GrowFailed) and nothing is allocated. A
+// server charges its memory budget with it. It is called under the same
+// exclusive access as the insert that grows; nil removes it.
+func (f *Filter) SetGrowHook(h func(extra uint64) error) { f.growHook = h }
 
 // nextPow2 is the least power of two ≥ n, 1 for 0, and 0 when it
 // exceeds 2⁶³.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -199,5 +200,38 @@ func TestDuplicates(t *testing.T) {
 	}
 	if f.DeleteString("x") || f.TestString("x") || f.Items() != 0 || f.Info().Deleted != 4 {
 		t.Errorf("after deleting every copy: Test %v Items %d Info %+v", f.TestString("x"), f.Items(), f.Info())
+	}
+}
+
+// TestGrowHook: a hook that refuses makes the growth fail as one past the
+// limits, with nothing allocated, and one that accepts sees each new
+// sub-filter's bytes.
+func TestGrowHook(t *testing.T) {
+	f, err := New(4, WithBucketSize(1), WithMaxIterations(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []uint64
+	refuse := errors.New("no budget")
+	f.SetGrowHook(func(extra uint64) error { asked = append(asked, extra); return refuse })
+	var st []Status
+	for i := range 64 {
+		st = append(st, f.insert(keyOf(uint64(i)*0x9e3779b97f4a7c15)))
+	}
+	if f.Filters() != 1 || f.Bytes() != 4 || len(asked) == 0 || asked[0] != 4 {
+		t.Fatalf("refusing hook: %d sub-filters, %d bytes, asked %v", f.Filters(), f.Bytes(), asked)
+	}
+	if !slices.Contains(st, GrowFailed) || !errors.Is(GrowFailed.Err(), ErrTooLarge) {
+		t.Fatalf("statuses %v: want a GrowFailed", st)
+	}
+	asked = nil
+	f.SetGrowHook(func(extra uint64) error { asked = append(asked, extra); return nil })
+	for i := range 64 {
+		if err := f.AddHash(uint64(i) * 0x9e3779b97f4a7c15); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if uint64(len(asked)) != uint64(f.Filters()-1) || f.Bytes() != 4*uint64(f.Filters()) {
+		t.Fatalf("accepting hook: asked %v, %d sub-filters, %d bytes", asked, f.Filters(), f.Bytes())
 	}
 }

@@ -1,9 +1,10 @@
-// Package redisfilter keeps Bloom filters in Redis bitmaps, using only core
-// Redis commands (Redis 6.2 or later, no modules), so they work on any
-// managed Redis, with Sentinel and on Redis Cluster. Filter and
-// GoZeroFilter use no scripts at all; Scalable writes through Lua scripts
-// (EVALSHA, EVAL on NOSCRIPT) so that its counters stay exact under
-// concurrent clients, and reads with core commands only.
+// Package redisfilter keeps Bloom filters in Redis bitmaps, and cuckoo
+// filters in Redis strings, using only core Redis commands (Redis 6.2 or
+// later, no modules), so they work on any managed Redis, with Sentinel and
+// on Redis Cluster. Filter and GoZeroFilter use no scripts at all;
+// Scalable writes through Lua scripts (EVALSHA, EVAL on NOSCRIPT) so that
+// its counters stay exact under concurrent clients, and reads with core
+// commands only; Cuckoo does every operation in one Lua script call.
 //
 // A filter has the layout, hash and bytes of the in-memory bloom.Filter of
 // the same geometry: Upload and Download copy one into the other, so a
@@ -13,10 +14,15 @@
 // Guarantees:
 //   - Each item's bits change in one atomic command (BITFIELD), and all of
 //     an item's bits live in one key, so Add and Exists never see half an
-//     item, also while other clients write.
+//     item, also while other clients write. Exists on a blocked filter
+//     reads the item's 64-byte block with one GETRANGE and tests the bits
+//     in the client; the other layouts read with BITFIELD_RO.
 //   - A single-item call is one round trip; a batch is one pipelined round
-//     trip per node involved (per MaxBatch items), in commands of at most
-//     MaxOpsPerCommand bit operations each.
+//     trip per node involved (per MaxBatch items), in BITFIELD commands of
+//     at most MaxOpsPerCommand bit operations each, or for blocked reads
+//     one GETRANGE per run of nearby blocks (an ExistsMany of 1000 items
+//     costs Redis about 0.5 µs of CPU per item, an AddMany about 2.3 µs;
+//     docs/BENCHMARKS.md).
 //   - The parameters (layout, hash identity, m, k, n, p, shards, format
 //     version) live in a metadata key written atomically with SET NX; Open
 //     of a missing or malformed filter, or with the wrong key, fails with a
@@ -32,6 +38,20 @@
 //
 // Keys: the metadata key is the filter's name; shard i of generation g is
 // "{<tag>.<g>.<i>}<name>", where tag is a hash of the name.
+//
+// # Cuckoo filters
+//
+// Cuckoo (CreateCuckoo, OpenCuckoo, CuckooAt) is a cuckoo filter with the
+// semantics and bytes of package cuckoo's Filter, RedisBloom's CF.*
+// (docs/CUCKOO.md): the same operations in the same order leave both with
+// the same bytes, ScanDump gives CF.SCANDUMP's chunks, and Download and
+// UploadCuckoo copy one into the other. It can delete items. Each call is
+// one atomic script call per 2048 items (one round trip): Add, AddUnique,
+// AddMany, Insert, Test, TestMany, Count, CountMany, Delete, DeleteMany,
+// Compact, ScanDump, LoadChunk, Drop, ExpireAt and Persist; Info is one
+// HGETALL. Items are hashed in the client and sent as 8 bytes each. All
+// keys of a filter lie in its name's slot; a filter is at most
+// WithMaxBytes, refused before anything is written.
 //
 // # Migrating from go-zero
 //

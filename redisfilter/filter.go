@@ -173,7 +173,9 @@ func (f *Filter) AddMany(ctx context.Context, items [][]byte) ([]bool, error) {
 }
 
 // ExistsMany reports for each item whether it may be in the filter, in
-// one pipelined round trip per node involved (per MaxBatch items).
+// one pipelined round trip per node involved (per MaxBatch items). On a
+// blocked filter that is one GETRANGE per block, or per run of blocks at
+// most a few hundred bytes apart; otherwise BITFIELD_RO commands.
 func (f *Filter) ExistsMany(ctx context.Context, items [][]byte) ([]bool, error) {
 	return f.run(ctx, items, false)
 }

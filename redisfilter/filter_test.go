@@ -252,8 +252,9 @@ func TestUploadDownload(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// TestRoundTrips counts commands: one BITFIELD per single-item call, and
-// batches in commands of at most MaxOpsPerCommand operations.
+// TestRoundTrips counts commands: one BITFIELD per single Add, one
+// GETRANGE per single Exists (blocked layout), and batches in commands of
+// at most MaxOpsPerCommand operations.
 func TestRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
@@ -262,7 +263,7 @@ func TestRoundTrips(t *testing.T) {
 	f.Add(ctx, []byte("a"))
 	f.Exists(ctx, []byte("a"))
 	after := commandCalls(t, c)
-	if after["bitfield"]-before["bitfield"] != 1 || after["bitfield_ro"]-before["bitfield_ro"] != 1 {
+	if after["bitfield"]-before["bitfield"] != 1 || after["getrange"]-before["getrange"] != 1 || after["bitfield_ro"] != before["bitfield_ro"] {
 		t.Fatalf("single calls: %v → %v", before, after)
 	}
 	const batch = 10_000

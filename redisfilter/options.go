@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // Limits and defaults.
@@ -34,6 +35,7 @@ type options struct {
 	maxBytes   uint64
 	refresh    time.Duration
 	growth     bloom.Growth
+	cuckoo     []cuckoo.Option // a new Cuckoo's geometry
 }
 
 func newOptions(opts []Option) (options, error) {
@@ -92,3 +94,25 @@ func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh =
 // bloom.Growth{UniformLayout: true} keeps every sub-filter blocked and
 // the metadata at version 1.
 func WithGrowth(g bloom.Growth) Option { return func(o *options) { o.growth = g } }
+
+// WithBucketSize sets the slots per bucket of a new Cuckoo, 1 to
+// cuckoo.MaxBucketSize (default cuckoo.DefaultBucketSize). Other
+// functions ignore it.
+func WithBucketSize(n uint64) Option {
+	return func(o *options) { o.cuckoo = append(o.cuckoo, cuckoo.WithBucketSize(n)) }
+}
+
+// WithMaxIterations sets the kicks an insert into a new Cuckoo tries
+// before it grows the filter, 1 to cuckoo.MaxIterationsLimit (default
+// cuckoo.DefaultMaxIterations). Other functions ignore it.
+func WithMaxIterations(n uint64) Option {
+	return func(o *options) { o.cuckoo = append(o.cuckoo, cuckoo.WithMaxIterations(n)) }
+}
+
+// WithExpansion sets the growth factor of a new Cuckoo, 0 to
+// cuckoo.MaxExpansion, rounded up to a power of two (default
+// cuckoo.DefaultExpansion); 0 makes a filter that never grows. Other
+// functions ignore it (a scalable Bloom filter's is WithGrowth's).
+func WithExpansion(n uint64) Option {
+	return func(o *options) { o.cuckoo = append(o.cuckoo, cuckoo.WithExpansion(n)) }
+}

@@ -191,11 +191,11 @@ func newScalableMeta(name string, plan bloom.ScalablePlan, keyCheck uint32, maxB
 	if first.Bytes() > maxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, first.Bytes(), maxBytes)
 	}
-	var id [4]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	id, err := randomID()
+	if err != nil {
 		return nil, err
 	}
-	m := &scalableMeta{plan: plan, hash: bloom.HashXXH3, keyCheck: keyCheck, id: hex.EncodeToString(id[:]),
+	m := &scalableMeta{plan: plan, hash: bloom.HashXXH3, keyCheck: keyCheck, id: id,
 		subs: []bloom.Sizing{first}, counts: []uint64{0}}
 	if keyCheck != 0 {
 		m.hash = bloom.HashSipHash
@@ -330,17 +330,27 @@ func (m *scalableMeta) parseSub(h map[string]string, i int) error {
 	return nil
 }
 
+// randomID is a new random id of a filter's keys: 8 hex digits.
+func randomID() (string, error) {
+	var id [4]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(id[:]), nil
+}
+
 // subPrefix returns the prefix of the sub-filter keys of filter name: the
 // keys must lie in name's cluster slot, so that one script may touch them
 // all. A name with a hash tag keeps it ("user{42}seen" → "user{42}seen:"
 // + id + ":"); another becomes the tag ("seen" → "{seen}:" + id + ":");
-// a name that cannot (it holds a "}") gets a tag found to have its slot.
+// a name that cannot (it holds a "}", or is empty) gets a tag found to
+// have its slot.
 func subPrefix(name, id string) (string, error) {
 	tag := hashTag(name)
 	switch {
 	case tag != name:
 		return name + ":" + id + ":", nil
-	case !strings.Contains(name, "}"):
+	case name != "" && !strings.Contains(name, "}"): // "{}" would be an empty tag: no tag
 		return "{" + name + "}:" + id + ":", nil
 	}
 	want := slot(name)

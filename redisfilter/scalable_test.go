@@ -104,7 +104,7 @@ func TestScalableCluster(t *testing.T) {
 	cl, c := newCluster(t)
 	checkRedisBloomCounters(t, c, "counters")
 	checkConcurrent(t, c, func() redis.UniversalClient { return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()}) })
-	for _, name := range []string{"plain", "user{42}seen", "a}b", "x{}y", "{", "}{", "{a", "héllo wörld"} {
+	for _, name := range []string{"plain", "user{42}seen", "a}b", "x{}y", "{", "}{", "{a", "héllo wörld", ""} {
 		if got, err := c.ClusterKeySlot(ctx, name).Result(); err != nil || got != int64(slot(name)) {
 			t.Errorf("slot(%q) = %d, CLUSTER KEYSLOT %d (%v)", name, slot(name), got, err)
 		}

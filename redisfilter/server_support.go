@@ -29,14 +29,35 @@ func CheckScalable(ctx context.Context, c redis.Cmdable, name string) *redis.Str
 // error. The metadata is not checked beyond its format field: OpenScalable
 // of a damaged filter can still fail with ErrMetadata.
 func IsScalable(cmd *redis.StringCmd) (bool, error) {
+	k, err := KindOf(cmd)
+	return k == ScalableKind, err
+}
+
+// Kind is the kind of filter a key holds, as KindOf reads it.
+type Kind int
+
+// The kinds of key KindOf tells apart.
+const (
+	NotAFilter   Kind = iota // missing, another type, or a hash of something else
+	ScalableKind             // a Scalable's metadata
+	CuckooKind               // a Cuckoo's metadata
+)
+
+// KindOf reads the answer of the command CheckScalable queued (HGET name
+// format): which kind of filter the key holds. Errors as IsScalable.
+func KindOf(cmd *redis.StringCmd) (Kind, error) {
 	v, err := cmd.Result()
 	switch {
 	case errors.Is(err, redis.Nil), isWrongType(err):
-		return false, nil
+		return NotAFilter, nil
 	case err != nil:
-		return false, err
+		return NotAFilter, err
+	case v == scalableFormat, v == scalableFormatSmall:
+		return ScalableKind, nil
+	case v == cuckooFormat:
+		return CuckooKind, nil
 	}
-	return v == scalableFormat || v == scalableFormatSmall, nil
+	return NotAFilter, nil
 }
 
 // OpenScalableInfo is OpenScalable followed by Info, in the round trip of

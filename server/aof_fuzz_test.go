@@ -97,7 +97,12 @@ func storeState(m *memstore) string {
 	for _, k := range slices.Sorted(slices.Values(keys)) {
 		unlock := m.ks.lock(k)
 		e := m.ks.peek(k)
-		enc, _ := e.filter.MarshalBinary()
+		var enc []byte
+		if f := e.cuckoo(); f != nil {
+			enc, _ = f.MarshalBinary()
+		} else {
+			enc, _ = e.filter.MarshalBinary()
+		}
 		fmt.Fprintf(&b, "%s %d %x\n", k, e.expireAt, crc32c(enc))
 		unlock()
 	}

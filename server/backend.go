@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // createOpts are the parameters of a new filter (BF.RESERVE, or BF.ADD,
@@ -158,6 +159,100 @@ type bloomStore interface {
 	// LoadChunk restores one chunk of a dump made by ScanDump.
 	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
 }
+
+// cuckooStore is the cuckoo filters' operations (the CF.* commands),
+// with RedisBloom's semantics (docs/CUCKOO.md): a backend's filters
+// answer every command as a cuckoo.Filter holding the same bytes does.
+// Arguments come parsed and checked (ranges, iterators); the key's state
+// is the store's to check. A key of another type is
+// errWrongType unless a method says otherwise.
+type cuckooStore interface {
+	// Reserve creates key with o (errItemExists if it exists;
+	// errNoMemory when a limit refuses it).
+	Reserve(ctx context.Context, key string, o cuckooOpts) error
+	// Add inserts items into key's filter, creating it with *a.create
+	// when missing (a.create nil: errNotFound), storing only the items
+	// that test absent when a.nx. A filter that has maxCuckooFilters
+	// sub-filters or more refuses the whole call (errMaxExpansions),
+	// checked once, before the first item. Otherwise every item is
+	// tried, in order, each seeing the ones before, and res[i] is its
+	// outcome: Inserted, Exists (nx only), NoSpace (expansion 0) or
+	// GrowFailed (a growth beyond the limits); a failed item changes
+	// nothing. len(res) == len(items).
+	Add(ctx context.Context, key string, items [][]byte, a cuckooAdd, res []cuckoo.Status) error
+	// Exists sets found[i] for each item; a missing key (or one of another
+	// type) finds nothing.
+	Exists(ctx context.Context, key string, items [][]byte, found []bool) error
+	// Count is CF.COUNT: the item's fingerprint's copies in its buckets,
+	// 0 for a missing key or one of another type.
+	Count(ctx context.Context, key string, item []byte) (uint64, error)
+	// Delete removes one copy of item and reports whether there was one;
+	// it may compact the filter (docs/CUCKOO.md §4). A missing key or one
+	// of another type: errCFNotFound.
+	Delete(ctx context.Context, key string, item []byte) (bool, error)
+	// Info describes key's filter (CF.INFO, CF.DEBUG; errNotFound when
+	// missing).
+	Info(ctx context.Context, key string) (cuckooInfo, error)
+	// Compact is CF.COMPACT: it moves fingerprints into older sub-filters
+	// and frees the newest ones it empties. A missing key or one of
+	// another type: errCFNoFilter.
+	Compact(ctx context.Context, key string) error
+	// ScanDump returns the chunk of key's dump at iter (≥ 0) and the next
+	// iter: (0, nil) after the last chunk and for a filter holding no
+	// items (docs/CUCKOO.md §6). errNotFound when missing.
+	ScanDump(ctx context.Context, key string, iter int64) (next int64, chunk []byte, err error)
+	// LoadChunk restores one chunk of a dump made by ScanDump (iter ≠ 0):
+	// at iter 1 the header, which makes the filter (errItemExists when the
+	// key exists, errCFHeader for a length other than 38, errCFCreate for
+	// fields RedisBloom refuses, errNoMemory past a limit); else a chunk
+	// of the sub-filters' bytes (errNotFound when missing, errCFChunk when
+	// it does not fit: docs/CUCKOO.md §7).
+	LoadChunk(ctx context.Context, key string, iter int64, chunk []byte) error
+}
+
+// cuckooOpts are the parameters of a new cuckoo filter (CF.RESERVE; CF.ADD
+// and CF.INSERT on a missing key), as given and checked: the store rounds
+// the expansion up to a power of two, and the capacity down to a power of
+// two of buckets, as RedisBloom does (docs/CUCKOO.md §2).
+type cuckooOpts struct {
+	capacity      uint64 // 2·bucketSize … maxCuckooCapacity
+	bucketSize    uint64 // 1 … 255
+	maxIterations uint64 // 1 … 65535
+	expansion     uint64 // 0 … 32768; 0: never grow
+}
+
+// RedisBloom's defaults for cuckoo filters made on demand.
+var defaultCuckoo = cuckooOpts{capacity: cuckoo.DefaultCapacity, bucketSize: cuckoo.DefaultBucketSize,
+	maxIterations: cuckoo.DefaultMaxIterations, expansion: cuckoo.DefaultExpansion}
+
+// RedisBloom 8's cuckoo limits: the largest capacity (cf-initial-size's
+// maximum), and the sub-filters past which CF.ADD and CF.INSERT refuse
+// (cf-max-expansions).
+const (
+	maxCuckooCapacity = 1 << 30
+	maxCuckooFilters  = 32
+)
+
+// cuckooAdd says how Add treats its items and a missing key.
+type cuckooAdd struct {
+	nx     bool        // CF.ADDNX, CF.INSERTNX: store only items that test absent
+	create *cuckooOpts // nil: a missing key is errNotFound (CF.INSERT NOCREATE)
+}
+
+// cuckooInfo is what CF.INFO and CF.DEBUG show of a cuckoo filter.
+type cuckooInfo = cuckoo.Info
+
+// Errors of the cuckoo filters (RedisBloom's texts; some without "ERR").
+const (
+	errCFNotFound    replyError = "Not found"                   // CF.DEL
+	errCFNoFilter    replyError = "Cuckoo filter was not found" // CF.COMPACT
+	errMaxExpansions replyError = "Maximum expansions reached"
+	errCFFull        replyError = "Filter is full"          // CF.ADD, CF.ADDNX: NoSpace
+	errCFGrow        replyError = "ERR Insufficient memory" // CF.ADD, CF.ADDNX: GrowFailed
+	errCFHeader      replyError = "Invalid header"
+	errCFCreate      replyError = "Couldn't create filter!"
+	errCFChunk       replyError = "Couldn't load chunk!"
+)
 
 // filterInfo is what BF.INFO shows of a filter.
 type filterInfo struct {

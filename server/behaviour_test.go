@@ -27,7 +27,7 @@ type behaviourRow struct {
 // behaviourRows is the whole table, in order.
 func behaviourRows() []behaviourRow {
 	return slices.Concat(reserveRows(), addRows(), insertRows(), infoRows(), dumpRows(),
-		arityRows(), keyRows(), expireRows(), connRows(), serverRows())
+		arityRows(), keyRows(), expireRows(), connRows(), serverRows(), cuckooRows())
 }
 
 // runBehaviourTable runs every row not skipped, each as a subtest with a

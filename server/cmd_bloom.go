@@ -43,11 +43,17 @@ func cmdReserve(c *conn, args [][]byte) {
 
 func cmdAdd(c *conn, args [][]byte) {
 	res := c.resultsFor(1)
-	if _, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), res); err != nil {
+	_, err := c.srv.bloom.Add(c.ctx, string(args[1]), args[2:3], c.defaultCreate(), res)
+	c.addReply(res, err)
+}
+
+// addReply writes BF.ADD's reply: res[0], or err.
+func (c *conn) addReply(res []addResult, err error) {
+	if err != nil {
 		c.fail(err)
 		return
 	}
-	c.writeResults(res)
+	c.writeResults(res[:1])
 }
 
 func cmdMAdd(c *conn, args [][]byte) {
@@ -79,6 +85,12 @@ func cmdInsert(c *conn, args [][]byte) {
 func (c *conn) addMany(key string, items [][]byte, create *createOpts) {
 	res := c.resultsFor(len(items))
 	n, err := c.srv.bloom.Add(c.ctx, key, items, create, res)
+	c.addManyReply(res, n, err)
+}
+
+// addManyReply writes the array of addMany: the first n of res, then
+// err if it is an item's, or err alone.
+func (c *conn) addManyReply(res []addResult, n int, err error) {
 	if err == nil {
 		c.w.ArrayHeader(n)
 		c.writeResults(res[:n])
@@ -123,21 +135,28 @@ func (c *conn) defaultCreate() *createOpts {
 
 func cmdExists(c *conn, args [][]byte) {
 	found := c.boolsFor(1)
-	if err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:3], found); err != nil {
-		c.fail(err)
-		return
-	}
-	c.w.Bool(found[0])
+	err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:3], found)
+	c.existsReply(found, false, err)
 }
 
 func cmdMExists(c *conn, args [][]byte) {
 	found := c.boolsFor(len(args) - 2)
-	if err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:], found); err != nil {
+	err := c.srv.bloom.Exists(c.ctx, string(args[1]), args[2:], found)
+	c.existsReply(found, true, err)
+}
+
+// existsReply writes BF.EXISTS's reply (found[0]) or BF.MEXISTS's (the
+// array of found, multi), or err.
+func (c *conn) existsReply(found []bool, multi bool, err error) {
+	switch {
+	case err != nil:
 		c.fail(err)
-		return
+	case multi:
+		c.w.ArrayHeader(len(found))
+		c.writeBools(found)
+	default:
+		c.w.Bool(found[0])
 	}
-	c.w.ArrayHeader(len(found))
-	c.writeBools(found)
 }
 
 // infoFields are BF.INFO's fields: the argument that selects one, and its

@@ -1,6 +1,9 @@
 package server
 
-import "strconv"
+import (
+	"context"
+	"strconv"
+)
 
 // The BF.* commands that show a filter's insides: BF.DEBUG (its
 // sub-filters) and BF.SCANDUMP and BF.LOADCHUNK (its dump, chunk by
@@ -42,16 +45,27 @@ func cmdScanDump(c *conn, args [][]byte) {
 		return
 	}
 	next, chunk, err := c.srv.bloom.ScanDump(c.ctx, key, iter)
+	c.writeChunk(next, chunk, err, false)
+}
+
+// writeChunk writes a SCANDUMP's reply, [next, chunk], or err. A nil
+// chunk (the end) is a null with nullEnd (CF.SCANDUMP), else an empty
+// string (BF.SCANDUMP).
+func (c *conn) writeChunk(next int64, chunk []byte, err error, nullEnd bool) {
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	c.w.ArrayHeader(2)
 	c.w.Integer(next)
-	if chunk == nil {
-		chunk = []byte{}
+	switch {
+	case chunk != nil:
+		c.w.Bulk(chunk)
+	case nullEnd:
+		c.w.Null()
+	default:
+		c.w.Bulk([]byte{})
 	}
-	c.w.Bulk(chunk)
 }
 
 // largeChunk is BF.LOADCHUNK's slow predicate: a chunk over 64 KiB (a
@@ -59,12 +73,19 @@ func cmdScanDump(c *conn, args [][]byte) {
 func largeChunk(args [][]byte) bool { return len(args[3]) > 64<<10 }
 
 func cmdLoadChunk(c *conn, args [][]byte) {
+	loadChunk(c, args, "ERR Second argument must be numeric", func(int64) bool { return true }, c.srv.bloom.LoadChunk)
+}
+
+// loadChunk runs a LOADCHUNK key iter data: an iterator that does not
+// parse, or that valid refuses, answers badIter; else load's answer.
+func loadChunk(c *conn, args [][]byte, badIter string, valid func(int64) bool,
+	load func(ctx context.Context, key string, iter int64, chunk []byte) error) {
 	iter, ok := parseInt(args[2])
-	if !ok {
-		c.error("ERR Second argument must be numeric")
+	if !ok || !valid(iter) {
+		c.error(badIter)
 		return
 	}
-	if err := c.srv.bloom.LoadChunk(c.ctx, string(args[1]), iter, args[3]); err != nil {
+	if err := load(c.ctx, string(args[1]), iter, args[3]); err != nil {
 		c.fail(err)
 		return
 	}

@@ -160,8 +160,11 @@ func cmdScan(c *conn, args [][]byte) {
 		c.error(errClientGone)
 		return
 	}
-	if typ != "" && !strings.EqualFold(typ, typeName) {
-		keys = nil // every key here is a filter
+	if typ != "" {
+		if keys, err = keysOfType(c, keys, typ); err != nil {
+			c.fail(err)
+			return
+		}
 	}
 	c.w.ArrayHeader(2)
 	c.w.BulkString(strconv.FormatUint(next, 10))
@@ -169,6 +172,25 @@ func cmdScan(c *conn, args [][]byte) {
 	for _, k := range keys {
 		c.w.BulkString(k)
 	}
+}
+
+// keysOfType keeps the keys of SCAN's TYPE typ (case-insensitive, as
+// Redis): every key is a Bloom filter or a cuckoo filter.
+func keysOfType(c *conn, keys []string, typ string) ([]string, error) {
+	if !strings.EqualFold(typ, typeName) && !strings.EqualFold(typ, typeNameCuckoo) {
+		return nil, nil
+	}
+	kept := keys[:0]
+	for _, k := range keys {
+		t, err := c.srv.keys.Type(c.ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(t, typ) {
+			kept = append(kept, k)
+		}
+	}
+	return kept, nil
 }
 
 // scanWork is one SCAN call of count work, done workBatch at a time so

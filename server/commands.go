@@ -80,6 +80,7 @@ func newTable(m *metrics) table {
 		}
 	}
 	add(bloomCommands()...)
+	add(cuckooCommands()...)
 	add(keyCommands()...)
 	add(connCommands()...)
 	add(serverCommands()...)

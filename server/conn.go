@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bloomery/bloom/cuckoo"
 	"github.com/bloomery/bloom/internal/resp"
 )
 
@@ -47,6 +48,9 @@ type conn struct {
 	bools    []bool
 	results  []addResult
 	create   createOpts // scratch of defaultCreate
+	cfRes    []cuckoo.Status
+	cfCreate cuckooOpts // scratch of the CF.* adds' creation options
+	pipe     connRun    // pipelined commands gathered (conn_run.go)
 
 	// A connection served by a goroutine.
 	nc              net.Conn

@@ -14,7 +14,8 @@ import (
 // the network), for listeners that give no socket, and with
 // Config.GoroutinePerConn. The goroutine reads a command, runs it and
 // writes the reply into the buffer, which is flushed when no pipelined
-// command is waiting, so a pipeline costs one write.
+// command is waiting, so a pipeline costs one write. Pipelined BF
+// commands on one filter may run together (conn_run.go).
 
 // ioBuffer is the size of the read buffer.
 const ioBuffer = 16 << 10
@@ -140,17 +141,19 @@ func (c *conn) serve() {
 		var err error
 		args, err = c.r.ReadCommand(args)
 		if err != nil {
+			c.endRun()
 			if c.ended(err) {
 				c.flush()
 			}
 			return
 		}
 		if c.srv.closing.Load() {
+			c.endRun()
 			c.error("ERR server is shutting down")
 			c.flush()
 			return
 		}
-		c.dispatch(args)
+		c.dispatchStream(args)
 		if c.w.Buffered() > 64<<10 {
 			if err := c.flush(); err != nil {
 				c.ended(err)

@@ -125,8 +125,15 @@ func writeLoad(addr, prefix string, clients int, pace time.Duration, seed uint64
 				key := fmt.Sprintf("k%d", rnd.IntN(4))
 				n := 1 + rnd.IntN(20)
 				args := []any{"BF.MADD", key}
-				if rnd.IntN(2) == 0 {
+				switch rnd.IntN(4) {
+				case 0:
 					args, n = []any{"BF.ADD", key}, 1
+				case 1: // cuckoo filters, keys "c…" (missing checks them with CF.*)
+					key = "c" + key
+					args = []any{"CF.INSERT", key, "ITEMS"}
+				case 2:
+					key = "c" + key
+					args, n = []any{"CF.ADD", key}, 1
 				}
 				its := make([]string, n)
 				for i := range its {
@@ -157,7 +164,8 @@ func writeLoad(addr, prefix string, clients int, pace time.Duration, seed uint64
 }
 
 // missing returns the acknowledged items the server does not have, and
-// checks that BF.CARD counts at least the acknowledged new items.
+// checks that BF.CARD (CF.INFO's items for a cuckoo filter, key "c…")
+// counts at least the acknowledged new items.
 func missing(t *testing.T, addr string, acks []ack) []ack {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
@@ -173,6 +181,9 @@ func missing(t *testing.T, addr string, acks []ack) []ack {
 		for i := 0; i < len(as); i += 1000 {
 			batch := as[i:min(i+1000, len(as))]
 			args := []any{"BF.MEXISTS", key}
+			if strings.HasPrefix(key, "c") {
+				args[0] = "CF.MEXISTS"
+			}
 			for _, a := range batch {
 				args = append(args, a.item)
 				if a.added {
@@ -189,11 +200,24 @@ func missing(t *testing.T, addr string, acks []ack) []ack {
 				}
 			}
 		}
-		if card, err := rdb.Do(ctx, "BF.CARD", key).Int64(); err != nil || card < added {
+		if card, err := cardOf(ctx, rdb, key); err != nil || card < added {
 			t.Errorf("%s: BF.CARD = %d (%v), but %d acknowledged adds answered 1", key, card, err, added)
 		}
 	}
 	return lost
+}
+
+// cardOf is BF.CARD of key, or CF.INFO's items for a cuckoo filter.
+func cardOf(ctx context.Context, rdb *redis.Client, key string) (int64, error) {
+	if !strings.HasPrefix(key, "c") {
+		return rdb.Do(ctx, "BF.CARD", key).Int64()
+	}
+	info, err := rdb.Do(ctx, "CF.INFO", key).Slice()
+	if err != nil || len(info) < 8 {
+		return 0, fmt.Errorf("CF.INFO %s: %v %v", key, info, err)
+	}
+	n, _ := info[7].(int64) // "Number of items inserted"
+	return n, nil
 }
 
 func TestCrashKill9(t *testing.T) {

@@ -8,18 +8,24 @@ import (
 	"github.com/bloomery/bloom/internal/redistest"
 )
 
+// startBothBackends starts a server with cfg on the memory backend and
+// one on the Redis backend (a redis-server of its own), and returns
+// their addresses.
+func startBothBackends(t *testing.T, cfg Config) (memAddr, redAddr string) {
+	t.Helper()
+	_, memAddr = startServer(t, cfg)
+	cfg.Backend = "redis://" + redistest.Start(t).Addr() + "/0"
+	_, redAddr = startServer(t, cfg)
+	return memAddr, redAddr
+}
+
 // TestErrorRepliesSameOnBothBackends: the same failing command gets the
 // same bytes from the memory and the Redis backend, RESP2 and RESP3: an
 // error that keeps a filter from being created is the whole reply, one
 // that stops a batch at an item (a full non-scaling filter, no room to
 // grow) is the last element of its array (backend.go, itemError).
 func TestErrorRepliesSameOnBothBackends(t *testing.T) {
-	limit := Config{MaxFilterBytes: 64 << 10}
-	_, memAddr := startServer(t, limit)
-	rd := redistest.Start(t)
-	redCfg := limit
-	redCfg.Backend = "redis://" + rd.Addr() + "/0"
-	_, redAddr := startServer(t, redCfg)
+	memAddr, redAddr := startBothBackends(t, Config{MaxFilterBytes: 64 << 10})
 
 	grow := []string{"BF.INSERT", "grow", "ITEMS"}
 	for i := range 50000 { // past the first sub-filter's 40000: no room to grow under 64 KiB
@@ -61,6 +67,20 @@ func TestErrorRepliesSameOnBothBackends(t *testing.T) {
 		// The batch past the room of "grow" stopped at an item, inside the array.
 		if tail := "-" + string(errNoMemory) + "\r\n"; !strings.HasSuffix(mem.do(grow...), tail) {
 			t.Errorf("RESP%s: growth beyond the limit does not end the array with %q", proto, tail)
+		}
+	}
+}
+
+// TestCFNotSupportedOnRedisBackend: until the Redis backend keeps cuckoo
+// filters, every CF.* command answers errNotSupported there.
+func TestCFNotSupportedOnRedisBackend(t *testing.T) {
+	rd := redistest.Start(t)
+	_, addr := startServer(t, Config{Backend: "redis://" + rd.Addr() + "/0"})
+	c := dialRaw(t, addr)
+	for _, cmd := range cuckooCommands() {
+		args := []string{strings.ToUpper(cmd.name), "k", "1", "x"}[:max(cmd.arity, -cmd.arity)]
+		if got := c.do(args...); got != rawErr(string(errNotSupported)) {
+			t.Errorf("%q on the Redis backend: %q", args, got)
 		}
 	}
 }

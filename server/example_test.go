@@ -12,7 +12,8 @@ import (
 )
 
 // A server in this process, with nothing on disk, used through go-redis's
-// RedisBloom API.
+// RedisBloom API: a Bloom filter of visitors, and a cuckoo filter (which
+// deletes) of the sessions open now.
 func ExampleNew() {
 	srv, err := server.New(server.Config{
 		Dir:    "-", // keep nothing on disk
@@ -42,10 +43,19 @@ func ExampleNew() {
 	fmt.Println("bob:", found)
 	info, _ := c.BFInfo(ctx, "visitors").Result()
 	fmt.Printf("capacity %d, items %d\n", info.Capacity, info.ItemsInserted)
+
+	c.CFAdd(ctx, "sessions", "s1")
+	c.CFAdd(ctx, "sessions", "s2")
+	open, _ := c.CFMExists(ctx, "sessions", "s1", "s2", "s3").Result()
+	fmt.Println("sessions s1 s2 s3:", open)
+	ended, _ := c.CFDel(ctx, "sessions", "s1").Result()
+	fmt.Println("s1 ended:", ended, "open:", c.CFExists(ctx, "sessions", "s1").Val())
 	// Output:
 	// add alice: true <nil>
 	// add alice again: false
 	// alice: true
 	// bob: false
 	// capacity 100, items 1
+	// sessions s1 s2 s3: [true true false]
+	// s1 ended: true open: false
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -23,16 +24,19 @@ import (
 
 func (m *memstore) ScanDump(_ context.Context, key string, iter int64) (int64, []byte, error) {
 	defer m.ks.lockKey(key).Unlock()
-	e := m.ks.get(key)
+	e, err := m.bloomOf(key)
 	if e == nil {
-		return 0, nil, errNotFound
+		return 0, nil, cmp.Or(err, error(errNotFound))
 	}
 	return e.filter.DumpChunk(iter)
 }
 
 func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []byte) error {
 	defer m.ks.lockKey(key).Unlock()
-	e := m.ks.get(key)
+	e, err := m.bloomOf(key)
+	if err != nil {
+		return err
+	}
 	if iter == 1 && e == nil {
 		f, err := m.loadHeader(chunk)
 		if err != nil {
@@ -58,11 +62,7 @@ func (m *memstore) LoadChunk(_ context.Context, key string, iter int64, chunk []
 // loadHeader makes the empty filter a dump header describes, charging its
 // bytes to the budget before they are allocated.
 func (m *memstore) loadHeader(hdr []byte) (*bloom.Scalable, error) {
-	limit := m.maxFilter
-	if m.maxMemory != 0 {
-		limit = min(limit, m.maxMemory-min(m.used.Load(), m.maxMemory))
-	}
-	f, err := bloom.LoadDumpHeader(hdr, bloom.WithMaxBytes(limit))
+	f, err := bloom.LoadDumpHeader(hdr, bloom.WithMaxBytes(m.filterRoom()))
 	switch {
 	case errors.Is(err, bloom.ErrTooLarge):
 		return nil, errNoMemory
@@ -73,6 +73,16 @@ func (m *memstore) loadHeader(hdr []byte) (*bloom.Scalable, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// filterRoom is the most bytes a filter loaded from a dump header may
+// take: the per-filter limit, or what is left of the budget if less.
+func (m *memstore) filterRoom() uint64 {
+	limit := m.maxFilter
+	if m.maxMemory != 0 {
+		limit = min(limit, m.maxMemory-min(m.used.Load(), m.maxMemory))
+	}
+	return limit
 }
 
 // checkChunk checks a chunk of n bytes at iter for f as RedisBloom's

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // journal receives the changes of the memory backend, each as one
@@ -66,7 +67,7 @@ func newMemstoreAt(maxFilter, maxMemory uint64, now func() time.Time) *memstore 
 	}
 	m := &memstore{ks: newKeyspace(now), layout: bloom.Blocked, maxFilter: maxFilter, maxMemory: maxMemory}
 	m.charge = m.reserve
-	m.ks.dropped = func(e *entry) { m.used.Add(-e.filter.Bytes()) }
+	m.ks.dropped = func(e *entry) { m.used.Add(-e.bytes()) }
 	// A key the keyspace deletes by itself (expired) is journaled as a
 	// DEL, under its lock and so in order with its other records: replay
 	// (which runs with the clock stopped) deletes it at the same point of
@@ -196,14 +197,28 @@ func fmtInt(n int64) []byte     { return strconv.AppendInt(nil, n, 10) }
 // journaling it: errNoMemory, and nothing changes, when the filter passes
 // maxFilter (or the budget, which a loading store does not have).
 func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) error {
-	if f.Bytes() > m.maxFilter {
+	return m.restoreEntry(key, f.Bytes(), expireAt, func() *entry { return m.adopt(f) })
+}
+
+// restoreCuckoo is restore for a cuckoo filter.
+func (m *memstore) restoreCuckoo(key string, f *cuckoo.Filter, expireAt int64) error {
+	return m.restoreEntry(key, f.Bytes(), expireAt, func() *entry {
+		f.SetGrowHook(m.charge)
+		return newCuckooEntry(f)
+	})
+}
+
+// restoreEntry charges size bytes and stores the entry made by adopt
+// under key.
+func (m *memstore) restoreEntry(key string, size uint64, expireAt int64, adopt func() *entry) error {
+	if size > m.maxFilter {
 		return errNoMemory
 	}
-	if err := m.reserve(f.Bytes()); err != nil {
+	if err := m.reserve(size); err != nil {
 		return err
 	}
 	defer m.ks.lockKey(key).Unlock()
-	e := m.adopt(f)
+	e := adopt()
 	e.expireAt = expireAt
 	m.ks.set(key, e)
 	return nil

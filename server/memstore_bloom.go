@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,10 +14,21 @@ import (
 // The memory backend's Bloom filters (bloomStore); the dumps are in
 // memdump.go.
 
+// bloomOf returns key's Bloom filter entry, nil when the key is missing,
+// errWrongType when it holds a cuckoo filter. The caller holds key's
+// lock.
+func (m *memstore) bloomOf(key string) (*entry, error) {
+	e := m.ks.get(key)
+	if e != nil && e.filter == nil {
+		return nil, errWrongType
+	}
+	return e, nil
+}
+
 func (m *memstore) Reserve(_ context.Context, key string, o createOpts) error {
 	defer m.ks.lockKey(key).Unlock()
-	if m.ks.get(key) != nil {
-		return errItemExists
+	if e, err := m.bloomOf(key); err != nil || e != nil {
+		return cmp.Or(err, error(errItemExists))
 	}
 	f, err := m.create(o)
 	if err != nil {
@@ -62,7 +74,10 @@ func scalingArgs(o createOpts) [][]byte {
 
 func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	defer m.ks.lockKey(key).Unlock()
-	e := m.ks.get(key)
+	e, err := m.bloomOf(key)
+	if err != nil {
+		return 0, err
+	}
 	created := false // and journaled with the items
 	if e == nil {
 		if create == nil {
@@ -166,25 +181,25 @@ func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found [
 	defer m.ks.lockKey(key).Unlock()
 	e := m.ks.get(key)
 	for i, item := range items {
-		found[i] = e != nil && e.filter.Test(item)
+		found[i] = e != nil && e.filter != nil && e.filter.Test(item) // another type finds nothing
 	}
 	return nil
 }
 
 func (m *memstore) Info(_ context.Context, key string) (filterInfo, error) {
 	defer m.ks.lockKey(key).Unlock()
-	e := m.ks.get(key)
+	e, err := m.bloomOf(key)
 	if e == nil {
-		return filterInfo{}, errNotFound
+		return filterInfo{}, cmp.Or(err, error(errNotFound))
 	}
 	return infoOf(e.filter.Info(), e.filter.Layout()), nil
 }
 
 func (m *memstore) Debug(_ context.Context, key string) (filterDebug, error) {
 	defer m.ks.lockKey(key).Unlock()
-	e := m.ks.get(key)
+	e, err := m.bloomOf(key)
 	if e == nil {
-		return filterDebug{}, errNotFound
+		return filterDebug{}, cmp.Or(err, error(errNotFound))
 	}
 	d := filterDebug{Items: e.filter.Count()}
 	for _, sub := range e.filter.SubFilterGeometry() {
@@ -199,8 +214,9 @@ func (m *memstore) Debug(_ context.Context, key string) (filterDebug, error) {
 
 func (m *memstore) Card(_ context.Context, key string) (uint64, error) {
 	defer m.ks.lockKey(key).Unlock()
-	if e := m.ks.get(key); e != nil {
-		return e.filter.Count(), nil
+	e, err := m.bloomOf(key)
+	if e == nil {
+		return 0, err
 	}
-	return 0, nil
+	return e.filter.Count(), nil
 }

@@ -32,14 +32,12 @@ func (m *memstore) Delete(_ context.Context, keys []string) (int, error) {
 
 func (m *memstore) Type(_ context.Context, key string) (string, error) {
 	defer m.ks.lockKey(key).Unlock()
-	if m.ks.get(key) == nil {
+	e := m.ks.get(key)
+	if e == nil {
 		return "none", nil
 	}
-	return typeName, nil
+	return e.typeOf(), nil
 }
-
-// typeName is what TYPE answers for a filter, as RedisBloom.
-const typeName = "MBbloom--"
 
 func (m *memstore) Rename(_ context.Context, from, to string) error {
 	defer m.ks.lock(from, to)()

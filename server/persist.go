@@ -70,7 +70,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/internal/atomicfile"
 )
 
@@ -155,7 +154,7 @@ type loader interface {
 	// it is allocated.
 	maxFilterBytes() uint64
 	// restore puts a snapshot's key into the keyspace.
-	restore(key string, f *bloom.Scalable, expireAt int64) error
+	restore(key string, v snapValue, expireAt int64) error
 	// apply replays one log record.
 	apply(args [][]byte) error
 }

@@ -173,10 +173,27 @@ func (ps *pServer) state(t testing.TB) map[string]pKeyState {
 	}
 	st := map[string]pKeyState{}
 	for _, k := range keys {
-		info := fmt.Sprint(ps.do(t, "BF.INFO", k))
+		var info string
+		if strings.HasPrefix(k, "cf:") { // a cuckoo filter: its counters and every byte
+			info = fmt.Sprint(ps.do(t, "CF.INFO", k), cuckooDump(t, ps, k))
+		} else {
+			info = fmt.Sprint(ps.do(t, "BF.INFO", k))
+		}
 		st[k] = pKeyState{info: info, expireAt: ps.do(t, "PEXPIRETIME", k).(int64)}
 	}
 	return st
+}
+
+// cuckooDump is key's CF.SCANDUMP, all chunks.
+func cuckooDump(t testing.TB, ps *pServer, key string) string {
+	var b strings.Builder
+	for it := int64(0); ; {
+		r := ps.do(t, "CF.SCANDUMP", key, it).([]any)
+		if it = r[0].(int64); it == 0 {
+			return b.String()
+		}
+		fmt.Fprint(&b, r[1])
+	}
 }
 
 // items returns n distinct items with a prefix.
@@ -193,7 +210,11 @@ func (ps *pServer) assertPresent(t testing.TB, key string, its []any) {
 	t.Helper()
 	for len(its) > 0 {
 		n := min(len(its), 1000)
-		got := ps.do(t, append([]any{"BF.MEXISTS", key}, its[:n]...)...).([]any)
+		cmd := "BF.MEXISTS"
+		if strings.HasPrefix(key, "cf:") {
+			cmd = "CF.MEXISTS"
+		}
+		got := ps.do(t, append([]any{cmd, key}, its[:n]...)...).([]any)
 		for i, v := range got {
 			if v != int64(1) {
 				t.Fatalf("%s: item %v is missing after restart", key, its[i])

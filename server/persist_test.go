@@ -57,8 +57,52 @@ func pWriteMix(t testing.TB, ps *pServer) map[string][]any {
 		ps.do(t, "BF.LOADCHUNK", "copy", it, r[1])
 	}
 	want["copy"] = want["grown"]
+	pWriteCuckoo(t, ps, want)
 	time.Sleep(5 * time.Millisecond) // "expired" expires
 	return want
+}
+
+// pWriteCuckoo adds cuckoo filters to pWriteMix's keys (named "cf:…",
+// so that the checks use the CF.* commands): grown ones, deletes of
+// duplicates and compaction, a full non-growing one, a LOADCHUNK copy, a
+// TTL and a rename.
+func pWriteCuckoo(t testing.TB, ps *pServer, want map[string][]any) {
+	t.Helper()
+	ps.do(t, "CF.RESERVE", "cf:grown", "64", "BUCKETSIZE", "2", "EXPANSION", "2", "MAXITERATIONS", "5")
+	its := pItems("cg", 1500) // several sub-filters
+	ps.do(t, append([]any{"CF.INSERT", "cf:grown", "ITEMS"}, its...)...)
+	ps.do(t, "CF.ADD", "cf:grown", "dup")
+	ps.do(t, "CF.ADD", "cf:grown", "dup")
+	ps.do(t, "CF.DEL", "cf:grown", "dup")
+	for _, it := range its[:200] { // past 10% of the items: compacts
+		ps.do(t, "CF.DEL", "cf:grown", it)
+	}
+	want["cf:grown"] = append(its[200:], "dup")
+	ps.do(t, append([]any{"CF.INSERTNX", "cf:nx", "CAPACITY", "500", "ITEMS"}, pItems("nx", 100)...)...)
+	ps.do(t, "CF.ADDNX", "cf:nx", "nx-1")
+	want["cf:nx"] = pItems("nx", 100)
+	ps.do(t, "CF.RESERVE", "cf:full", "8", "EXPANSION", "0")
+	ps.do(t, append([]any{"CF.INSERT", "cf:full", "ITEMS"}, pItems("f", 30)...)...) // some -1
+	want["cf:full"] = nil
+	ps.do(t, "CF.RESERVE", "cf:compact", "4", "BUCKETSIZE", "1")
+	ps.do(t, append([]any{"CF.INSERT", "cf:compact", "ITEMS"}, pItems("cc", 40)...)...)
+	ps.do(t, "CF.DEL", "cf:compact", "cc-0")
+	ps.do(t, "CF.COMPACT", "cf:compact")
+	want["cf:compact"] = pItems("cc", 40)[1:]
+	ps.do(t, "CF.ADD", "cf:ttl", "x")
+	ps.do(t, "PEXPIRE", "cf:ttl", "3600000")
+	want["cf:ttl"] = []any{"x"}
+	ps.do(t, "CF.ADD", "cf:old", "y")
+	ps.do(t, "RENAME", "cf:old", "cf:new")
+	want["cf:new"] = []any{"y"}
+	for it := int64(0); ; {
+		r := ps.do(t, "CF.SCANDUMP", "cf:grown", it).([]any)
+		if it = r[0].(int64); it == 0 {
+			break
+		}
+		ps.do(t, "CF.LOADCHUNK", "cf:copy", it, r[1])
+	}
+	want["cf:copy"] = want["cf:grown"]
 }
 
 func TestPersistRestartAfterShutdown(t *testing.T) {

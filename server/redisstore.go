@@ -34,7 +34,9 @@ import (
 //
 // Costs: a BF.ADD, BF.MADD or BF.EXISTS on a filter this server has used
 // recently (an LRU of filterCacheSize opened filters) is one round trip
-// to Redis; on another, one more to read its metadata. SCAN, KEYS,
+// to Redis; on another, one more to read its metadata. Concurrent adds
+// (or tests) on one filter share their round trips: those that arrive
+// while one is in flight go together in the next (redisstore_batch.go). SCAN, KEYS,
 // DBSIZE and FLUSHALL walk the whole Redis (every master of a cluster)
 // with SCAN, in time proportional to all its keys, filters or not.
 //
@@ -52,6 +54,7 @@ type redisStore struct {
 	addrs   string               // for INFO
 	opts    []redisfilter.Option // WithMaxBytes
 	cache   *filterCache
+	lanes   *lanes // coalescing (redisstore_batch.go)
 
 	keys atomic.Int64 // filters counted by the last DBSIZE or FLUSHALL
 
@@ -79,7 +82,8 @@ func newRedisStore(ctx context.Context, cfg Config) (*redisStore, error) {
 		maxBytes = bloom.DefaultMaxBytes
 	}
 	r := &redisStore{client: client, addrs: strings.Join(addrs, ","),
-		opts: []redisfilter.Option{redisfilter.WithMaxBytes(maxBytes)}, cache: newFilterCache(filterCacheSize)}
+		opts: []redisfilter.Option{redisfilter.WithMaxBytes(maxBytes)}, cache: newFilterCache(filterCacheSize),
+		lanes: newLanes()}
 	r.cluster, _ = client.(*redis.ClusterClient)
 	if err := r.ping(ctx); err != nil {
 		client.Close()

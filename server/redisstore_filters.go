@@ -116,8 +116,9 @@ func (r *redisStore) Reserve(ctx context.Context, key string, o createOpts) erro
 	return err
 }
 
-func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
-	n := 0
+// addAlone is Add without coalescing, for one command, going on from
+// its item n (the items before it are answered).
+func (r *redisStore) addAlone(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult, n int) (int, error) {
 	for range raceAttempts {
 		f, err := r.openOrCreate(ctx, key, create)
 		if err != nil {
@@ -140,26 +141,6 @@ func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create
 		}
 	}
 	return n, fmt.Errorf("server: add to %q: the key kept changing", key)
-}
-
-func (r *redisStore) Exists(ctx context.Context, key string, items [][]byte, found []bool) error {
-	clear(found)
-	f, err := r.open(ctx, key)
-	if gone(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	res, err := f.ExistsMany(ctx, items)
-	if err = r.checked(key, f, err); err != nil {
-		if gone(err) {
-			return nil
-		}
-		return err
-	}
-	copy(found, res)
-	return nil
 }
 
 // info describes key's filter with a fresh read of its metadata.
@@ -201,8 +182,9 @@ func (r *redisStore) Card(ctx context.Context, key string) (uint64, error) {
 	return in.Items, err
 }
 
-// ScanDump and LoadChunk are not supported (a dump made chunk by chunk
-// from Redis would not be a consistent copy while other servers write);
+// ScanDump and LoadChunk of Bloom filters are not supported (a dump made
+// chunk by chunk from Redis would not be a consistent copy while other
+// servers write);
 // ScanDump first looks the key up, as RedisBloom does, so a missing key
 // is still "ERR not found".
 func (r *redisStore) ScanDump(ctx context.Context, key string, _ int64) (int64, []byte, error) {
@@ -212,6 +194,11 @@ func (r *redisStore) ScanDump(ctx context.Context, key string, _ int64) (int64, 
 	return 0, nil, errNotSupported
 }
 
-func (r *redisStore) LoadChunk(context.Context, string, int64, []byte) error {
+// LoadChunk answers WRONGTYPE for a key of another type (a cuckoo
+// filter, other data), as RedisBloom does, else errNotSupported.
+func (r *redisStore) LoadChunk(ctx context.Context, key string, _ int64, _ []byte) error {
+	if _, err := r.info(ctx, key); err == errWrongType {
+		return err
+	}
 	return errNotSupported
 }

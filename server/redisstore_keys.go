@@ -15,8 +15,8 @@ import (
 
 // The keyspace commands on the Redis backend: they see only filters.
 
-// areFilters reports for each key whether it holds a filter, in one
-// pipelined round trip on c (per node, in a cluster).
+// areFilters reports for each key whether it holds a filter (Bloom or
+// cuckoo), in one pipelined round trip on c (per node, in a cluster).
 func areFilters(ctx context.Context, c redis.Cmdable, keys []string) ([]bool, error) {
 	cmds := make([]*redis.StringCmd, len(keys))
 	c.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
@@ -27,11 +27,11 @@ func areFilters(ctx context.Context, c redis.Cmdable, keys []string) ([]bool, er
 	})
 	out := make([]bool, len(keys))
 	for i, cmd := range cmds {
-		ok, err := redisfilter.IsScalable(cmd)
+		kind, err := redisfilter.KindOf(cmd)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = ok
+		out[i] = kind != redisfilter.NotAFilter
 	}
 	return out, nil
 }
@@ -51,14 +51,17 @@ func countTrue(bs []bool) int {
 	return n
 }
 
-// Delete deletes each filter with one atomic script call (two when it is
-// not cached); keys of other types are left alone and not counted.
+// Delete deletes each filter with one atomic script call (two when a
+// Bloom filter is not cached, or for a cuckoo filter); keys of other
+// types are left alone and not counted.
 func (r *redisStore) Delete(ctx context.Context, keys []string) (int, error) {
 	n := 0
 	for _, k := range keys {
 		f, err := r.open(ctx, k)
 		if err == nil {
 			err = r.checked(k, f, f.Delete(ctx))
+		} else if err == errWrongType {
+			err = cuckooError(r.cuckooAt(k, nil).Drop(ctx))
 		}
 		switch {
 		case gone(err):
@@ -72,8 +75,9 @@ func (r *redisStore) Delete(ctx context.Context, keys []string) (int, error) {
 	return n, nil
 }
 
-// Type is "MBbloom--" for a filter, else Redis's TYPE of the key (so a
-// WRONGTYPE answer can be explained).
+// Type is "MBbloom--" for a Bloom filter, "MBbloomCF" for a cuckoo
+// filter, else Redis's TYPE of the key (so a WRONGTYPE answer can be
+// explained).
 func (r *redisStore) Type(ctx context.Context, key string) (string, error) {
 	var check *redis.StringCmd
 	var typ *redis.StatusCmd
@@ -82,8 +86,11 @@ func (r *redisStore) Type(ctx context.Context, key string) (string, error) {
 		typ = p.Type(ctx, key)
 		return nil
 	})
-	if ok, err := redisfilter.IsScalable(check); ok || err != nil {
+	switch kind, err := redisfilter.KindOf(check); {
+	case err != nil || kind == redisfilter.ScalableKind:
 		return typeName, err
+	case kind == redisfilter.CuckooKind:
+		return typeNameCuckoo, nil
 	}
 	return typ.Result()
 }
@@ -100,30 +107,39 @@ var redisConds = [...]redisfilter.ExpireCondition{
 // one atomic script call (Redis's PEXPIREAT conditions on the metadata
 // key).
 func (r *redisStore) PExpireAt(ctx context.Context, key string, at int64, cond expireCond) (bool, error) {
-	return r.changeTime(ctx, key, func(f *redisfilter.Scalable) (bool, error) {
+	return r.changeTime(ctx, key, func(f timed) (bool, error) {
 		return f.ExpireAt(ctx, time.UnixMilli(at), redisConds[cond])
 	})
 }
 
 func (r *redisStore) Persist(ctx context.Context, key string) (bool, error) {
-	return r.changeTime(ctx, key, func(f *redisfilter.Scalable) (bool, error) { return f.Persist(ctx) })
+	return r.changeTime(ctx, key, func(f timed) (bool, error) { return f.Persist(ctx) })
 }
 
-// changeTime runs change on key's filter; a key without one answers
-// false.
-func (r *redisStore) changeTime(ctx context.Context, key string, change func(*redisfilter.Scalable) (bool, error)) (bool, error) {
+// timed is a filter whose keys expire together: a redisfilter.Scalable
+// or Cuckoo.
+type timed interface {
+	ExpireAt(ctx context.Context, at time.Time, cond redisfilter.ExpireCondition) (bool, error)
+	Persist(ctx context.Context) (bool, error)
+}
+
+// changeTime runs change on key's filter, Bloom or (one more round trip)
+// cuckoo; a key without one answers false.
+func (r *redisStore) changeTime(ctx context.Context, key string, change func(timed) (bool, error)) (bool, error) {
 	f, err := r.open(ctx, key)
-	if err == nil {
-		var done bool
+	var done bool
+	switch {
+	case err == nil:
 		done, err = change(f)
-		if err = r.checked(key, f, err); err == nil {
-			return done, nil
-		}
+		err = r.checked(key, f, err)
+	case err == errWrongType:
+		done, err = change(r.cuckooAt(key, nil))
+		err = cuckooError(err)
 	}
 	if gone(err) {
 		return false, nil
 	}
-	return false, err
+	return done, err
 }
 
 func (r *redisStore) PTTL(ctx context.Context, key string) (int64, error) {
@@ -144,7 +160,7 @@ func (r *redisStore) keyTime(ctx context.Context, key, cmd string) (int64, error
 		v = p.Do(ctx, cmd, key)
 		return nil
 	})
-	if ok, err := redisfilter.IsScalable(check); !ok || err != nil {
+	if kind, err := redisfilter.KindOf(check); kind == redisfilter.NotAFilter || err != nil {
 		return -2, err
 	}
 	return v.Int64()

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/internal/resp"
 )
 
@@ -35,21 +34,25 @@ type replayer struct {
 // journaled are the commands a log may hold (memstore's canonical forms).
 var journaled = map[string]bool{
 	"bf.reserve": true, "bf.insert": true, "bf.loadchunk": true,
+	"cf.reserve": true, "cf.insert": true, "cf.del": true, "cf.compact": true, "cf.loadchunk": true,
 	"del": true, "rename": true, "pexpireat": true, "persist": true, "flushall": true,
 }
 
 // newReplayer makes the loader of m, running records through cmds.
 func newReplayer(m *memstore, cmds table) *replayer {
 	r := &replayer{m: m, cmds: cmds}
-	srv := &Server{backend: m, keys: m, bloom: m, cmds: cmds, log: slog.New(slog.DiscardHandler)}
+	srv := &Server{backend: m, keys: m, bloom: m, cuckoo: memCuckoo{m}, cmds: cmds, log: slog.New(slog.DiscardHandler)}
 	r.c = &conn{srv: srv, ctx: context.Background(), w: resp.NewWriter(io.Discard), authed: true}
 	return r
 }
 
 func (r *replayer) maxFilterBytes() uint64 { return r.m.maxFilter }
 
-func (r *replayer) restore(key string, f *bloom.Scalable, expireAt int64) error {
-	return r.m.restore(key, f, expireAt)
+func (r *replayer) restore(key string, v snapValue, expireAt int64) error {
+	if v.cf != nil {
+		return r.m.restoreCuckoo(key, v.cf, expireAt)
+	}
+	return r.m.restore(key, v.bf, expireAt)
 }
 
 // apply runs one record (see replayer).

@@ -29,6 +29,7 @@ type Server struct {
 	backend backend
 	keys    keyStore
 	bloom   bloomStore
+	cuckoo  cuckooStore  // nil: the backend has no cuckoo filters (CF.* answer errNotSupported)
 	persist *persistence // the memory backend's durability; nil without one
 	cmds    table
 	metrics *metrics
@@ -86,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.backend, s.keys, s.bloom = r, r, r
+		s.backend, s.keys, s.bloom, s.cuckoo = r, r, r, redisCuckoo{r}
 		return s, nil
 	}
 	m, err := s.openMemory(cfg)
@@ -95,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	journal := m.ks.expiring // keys deleted on expiry also invalidate caches (tracking.go)
 	m.ks.expiring = func(key string) { journal(key); s.track.invalidate(nil, []string{key}) }
-	s.backend, s.keys, s.bloom = m, m, m
+	s.backend, s.keys, s.bloom, s.cuckoo = m, m, m, memCuckoo{m}
 	go s.sweep(m)
 	return s, nil
 }

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/cuckoo"
 	"github.com/bloomery/bloom/internal/atomicfile"
 )
 
@@ -48,6 +48,7 @@ import (
 //	record   'K', u32 key length, key, i64 expiry (Unix ms, 0 none),
 //	         u64 filter length, the filter (bloom kind-2 encoding),
 //	         u32 CRC-32C of the record from 'K' to here
+//	         or 'C', the same for a cuckoo filter (its kind-4 encoding)
 //	trailer  'E', u64 number of records, u32 CRC-32C of the file before it
 
 const (
@@ -55,6 +56,7 @@ const (
 	snapVersion   = 1
 	snapHeaderLen = 32
 	tagKey        = 'K'
+	tagCuckoo     = 'C'
 	tagEnd        = 'E'
 )
 
@@ -74,27 +76,60 @@ type cutKey struct {
 	name     string
 	expireAt int64
 
+	tag byte // tagKey, or tagCuckoo for a cuckoo filter
+
 	mu    sync.Mutex
-	taken atomic.Bool         // view is the filter as at the cut
-	e     *entry              // until the writer takes its filter
-	view  *bloom.ScalableView // made by keep
+	taken atomic.Bool // view is the filter as at the cut
+	e     *entry      // until the writer takes its filter
+	view  snapView    // made by keep
 }
 
-// keep takes a view of the filter as it is now (copy-on-write: it copies
-// nothing yet), unless one was taken: the hook calls it before a change,
-// the writer when it gets to the key.
+// snapView is a filter as it was at the cut: a copy-on-write view of a
+// Bloom filter, or a copy of a cuckoo filter's encoding.
+type snapView interface {
+	encodedFilter
+	Close()
+}
+
+// keep takes a view of the filter as it is now, unless one was taken: the
+// hook calls it before a change, the writer when it gets to the key. A
+// Bloom filter's view is copy-on-write (it copies nothing yet); a cuckoo
+// filter is encoded at once, a copy of its size.
 func (k *cutKey) keep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.taken.Load() {
-		k.view = k.e.filter.View()
+		if f := k.e.cuckoo(); f != nil {
+			k.view = cuckooCopy(encodeCuckoo(f))
+		} else {
+			k.view = k.e.filter.View()
+		}
 		k.taken.Store(true)
 	}
 }
 
+// cuckooCopy is a cuckoo filter's encoding, taken by keep.
+type cuckooCopy []byte
+
+func (b cuckooCopy) EncodedSize() int64 { return int64(len(b)) }
+func (b cuckooCopy) Close()             {}
+func (b cuckooCopy) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// encodeCuckoo is f's kind-4 encoding (writing to memory cannot fail).
+func encodeCuckoo(f *cuckoo.Filter) []byte {
+	b, err := f.MarshalBinary()
+	if err != nil {
+		panic("server: encode a cuckoo filter: " + err.Error())
+	}
+	return b
+}
+
 // take returns the filter as it was at the cut and forgets it; the
 // caller closes the view.
-func (k *cutKey) take() *bloom.ScalableView {
+func (k *cutKey) take() snapView {
 	k.keep()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -111,17 +146,27 @@ func (k *cutKey) take() *bloom.ScalableView {
 const smallSnapFilter = 16 << 10
 
 // writeSmall writes the key's record straight from its filter when no
-// change has reached the filter since the cut and it is small, and
-// reports whether it did. It holds k.mu meanwhile, so a change that
-// comes now waits in the hook (keep) until the record is written, then
-// finds it taken.
+// change has reached the filter since the cut and it is small, or a
+// cuckoo filter of any size, and reports whether it did. It holds k.mu
+// meanwhile, so a change that comes now waits in the hook (keep) until
+// the record is written, then finds it taken. (A cuckoo filter has no
+// copy-on-write view: writing it whole here copies nothing, and only a
+// change that comes while it is written waits; one that comes before
+// copies it: keep.)
 func (k *cutKey) writeSmall(sw *snapWriter) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.taken.Load() || k.e.filter.Bytes() > smallSnapFilter {
+	if k.taken.Load() {
 		return false
 	}
-	sw.record(k.name, k.expireAt, k.e.filter)
+	var f encodedFilter = k.e.cuckoo()
+	if k.e.filter != nil {
+		if k.e.filter.Bytes() > smallSnapFilter {
+			return false
+		}
+		f = k.e.filter
+	}
+	sw.record(k.tag, k.name, k.expireAt, f)
 	k.e = nil
 	k.taken.Store(true)
 	return true
@@ -186,7 +231,10 @@ func (p *persistence) collect(c *snapCut) {
 			return
 		}
 		k := &c.keys[n]
-		k.name, k.expireAt, k.e = name, e.expireAt, e
+		k.name, k.expireAt, k.e, k.tag = name, e.expireAt, e, tagKey
+		if e.filter == nil {
+			k.tag = tagCuckoo
+		}
 		n++
 	})
 	c.keys = c.keys[:n]
@@ -219,7 +267,7 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 		}
 		if !k.writeSmall(sw) {
 			v := k.take()
-			sw.record(k.name, k.expireAt, v)
+			sw.record(k.tag, k.name, k.expireAt, v)
 			v.Close()
 		}
 	}
@@ -277,9 +325,9 @@ type encodedFilter interface {
 	WriteTo(w io.Writer) (int64, error)
 }
 
-func (sw *snapWriter) record(key string, expireAt int64, f encodedFilter) {
+func (sw *snapWriter) record(tag byte, key string, expireAt int64, f encodedFilter) {
 	sw.rec = 0
-	sw.Write([]byte{tagKey})
+	sw.Write([]byte{tag})
 	sw.u32(uint32(len(key)))
 	sw.Write([]byte(key))
 	sw.u64(uint64(expireAt))

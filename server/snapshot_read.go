@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // snapReader reads a snapshot, keeping its offset and the CRCs of the
@@ -114,8 +115,8 @@ func readSnapshot(sr *snapReader, gen uint64, l loader) (keys int64, off int64, 
 		switch tag[0] {
 		case tagEnd:
 			return keys, off, sr.trailer(keys)
-		case tagKey:
-			if err := readRecord(sr, l); err != nil {
+		case tagKey, tagCuckoo:
+			if err := readRecord(sr, l, tag[0]); err != nil {
 				return keys, off, err
 			}
 			keys++
@@ -146,9 +147,10 @@ func (sr *snapReader) trailer(keys int64) error {
 	return nil
 }
 
-// readRecord reads one key's record after its tag and restores the key.
-// A filter beyond the per-filter limit is refused before it is allocated.
-func readRecord(sr *snapReader, l loader) error {
+// readRecord reads one key's record after its tag (tagKey: a Bloom
+// filter, tagCuckoo: a cuckoo filter) and restores the key. A filter
+// beyond the per-filter limit is refused before it is allocated.
+func readRecord(sr *snapReader, l loader, tag byte) error {
 	klen, err := sr.u32()
 	if err != nil {
 		return err
@@ -170,10 +172,7 @@ func readRecord(sr *snapReader, l loader) error {
 	}
 	fileEnd := sr.end
 	sr.end = sr.off + int64(flen)
-	f, derr := bloom.LoadScalable(sr, bloom.WithMaxBytes(l.maxFilterBytes()))
-	if errors.Is(derr, bloom.ErrTooLarge) {
-		derr = fmt.Errorf("%w (%v)", errNoMemory, derr)
-	}
+	v, derr := decodeValue(sr, tag, l.maxFilterBytes())
 	if derr == nil && sr.Len() != 0 {
 		derr = fmt.Errorf("%d bytes after the filter's encoding", sr.Len())
 	}
@@ -193,8 +192,38 @@ func readRecord(sr *snapReader, l loader) error {
 	case int64(at) < 0:
 		return fmt.Errorf("key %q: expiry %d", key, int64(at))
 	}
-	if err := l.restore(string(key), f, int64(at)); err != nil {
-		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, f.Bytes(), err)
+	if err := l.restore(string(key), v, int64(at)); err != nil {
+		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, v.bytes(), err)
 	}
 	return nil
+}
+
+// snapValue is a filter read from a snapshot: a Bloom filter or a
+// cuckoo filter.
+type snapValue struct {
+	bf *bloom.Scalable
+	cf *cuckoo.Filter
+}
+
+func (v snapValue) bytes() uint64 {
+	if v.cf != nil {
+		return v.cf.Bytes()
+	}
+	return v.bf.Bytes()
+}
+
+// decodeValue decodes a record's filter, of the kind its tag says, and
+// no larger than maxBytes (else errNoMemory, before allocating).
+func decodeValue(sr *snapReader, tag byte, maxBytes uint64) (snapValue, error) {
+	var v snapValue
+	var err error
+	if tag == tagCuckoo {
+		v.cf, err = cuckoo.Load(sr, cuckoo.WithMaxBytes(maxBytes))
+	} else {
+		v.bf, err = bloom.LoadScalable(sr, bloom.WithMaxBytes(maxBytes))
+	}
+	if errors.Is(err, bloom.ErrTooLarge) || errors.Is(err, cuckoo.ErrTooLarge) {
+		err = fmt.Errorf("%w (%v)", errNoMemory, err)
+	}
+	return v, err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomery/bloom"
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // bareStore is a memstore loaded from dir's snapshot gen alone (and the
@@ -44,6 +45,20 @@ func mustAdd(t testing.TB, m *memstore, key string, its ...string) {
 	}
 }
 
+// mustAddCuckoo adds items to key's cuckoo filter, made with the
+// defaults when missing.
+func mustAddCuckoo(t testing.TB, m *memstore, key string, its ...string) {
+	t.Helper()
+	b := make([][]byte, len(its))
+	for i, s := range its {
+		b[i] = []byte(s)
+	}
+	a := cuckooAdd{create: &defaultCuckoo}
+	if err := (memCuckoo{m}).Add(context.Background(), key, b, a, make([]cuckoo.Status, len(b))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func nItems(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -65,6 +80,10 @@ func TestSnapshotIsTheCut(t *testing.T) {
 		mustAdd(t, m, k, nItems(k, 150)...) // past capacity: two sub-filters
 	}
 	m.PExpireAt(ctx, "ttl", time.Now().Add(time.Hour).UnixMilli(), expireAlways)
+	cf := memCuckoo{m}
+	for _, k := range []string{"cf-changed", "cf-deleted", "cf-kept"} {
+		mustAddCuckoo(t, m, k, nItems(k, 3000)...) // several sub-filters
+	}
 	atCut := storeState(m)
 
 	c, _, err := p.takeCut(false)
@@ -83,6 +102,14 @@ func TestSnapshotIsTheCut(t *testing.T) {
 	}
 	m.Persist(ctx, "ttl")
 	mustAdd(t, m, "new", "x")
+	mustAddCuckoo(t, m, "cf-changed", nItems("more", 3000)...) // copied by the hook, then grown
+	for _, it := range nItems("cf-changed", 1000) {
+		if _, err := cf.Delete(ctx, "cf-changed", []byte(it)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cf.Compact(ctx, "cf-changed")
+	m.Delete(ctx, []string{"cf-deleted"})
 	if _, err := p.writeSnapshot(c); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +132,8 @@ func TestSnapshotIsTheCut(t *testing.T) {
 	}
 }
 
-// Snapshots while goroutines add, rename and delete: with -race, the
+// Snapshots while goroutines add, rename and delete, in Bloom and cuckoo
+// filters: with -race, the
 // hook, the writer and the changes do not race, and each snapshot plus
 // the log after it is the final state.
 func TestSnapshotConcurrentWriters(t *testing.T) {
@@ -126,7 +154,13 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 				default:
 				}
 				k := fmt.Sprintf("k%d", i%8)
-				mustAdd(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
+				if i%2 == 1 { // every other key a cuckoo filter, with deletes
+					k = "c" + k
+					mustAddCuckoo(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
+					(memCuckoo{m}).Delete(ctx, k, []byte(fmt.Sprintf("w%d-%d-0", w, i)))
+				} else {
+					mustAdd(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
+				}
 				switch i % 50 {
 				case 17:
 					m.Rename(ctx, k, fmt.Sprintf("r%d-%d", w, i))
@@ -205,6 +239,7 @@ func snapshotImage(t *testing.T) (string, []byte) {
 	mustAdd(t, m, "k1", nItems("x", 10)...)
 	mustAdd(t, m, "k2", "y")
 	m.PExpireAt(context.Background(), "k2", time.Now().Add(time.Hour).UnixMilli(), expireAlways)
+	mustAddCuckoo(t, m, "c", nItems("z", 5)...)
 	if err := p.close(); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +280,7 @@ func FuzzLoadSnapshot(f *testing.F) {
 	dir := f.TempDir()
 	m, p := openTestPersistence(f, dir, "everysec")
 	mustAdd(f, m, "k", nItems("x", 200)...)
+	mustAddCuckoo(f, m, "c", nItems("y", 50)...) // a 'C' record
 	p.close()
 	snap, err := os.ReadFile(filepath.Join(dir, snapshotName(2)))
 	if err != nil {

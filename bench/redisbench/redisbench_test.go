@@ -38,7 +38,7 @@ func TestRedisLibs(t *testing.T) {
 	keys := bench.Split(flat)
 	queries, present := bench.Queries(5, flat, n)
 	want := map[string]string{RedisGoZero: "evalsha", RedisFilter: "bitfield", RedisGoZeroFilter: "bitfield"}
-	wantRO := map[string]string{RedisGoZero: "evalsha", RedisFilter: "bitfield_ro", RedisGoZeroFilter: "bitfield_ro"}
+	wantRO := map[string]string{RedisGoZero: "evalsha", RedisFilter: "getrange", RedisGoZeroFilter: "bitfield_ro"}
 
 	for _, name := range RedisLibNames {
 		filled, err := env.Filled(ctx, name, keys)

@@ -17,7 +17,7 @@ import (
 // and from one.
 const (
 	goalBatch        = 1000
-	goalAddVsMany    = 5
+	goalAddVsMany    = 10
 	goalExistsVsMany = 15
 	goalVsOne        = 30
 )

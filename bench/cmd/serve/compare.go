@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,28 +59,27 @@ func (c benchCase) command(t *target) string {
 // compareAll starts bloomery and the peers, prefills them, and runs every
 // pipeline depth.
 func compareAll(o options, tmp string) error {
-	bl, err := startBloomery(o.bin, filepath.Join(tmp, "data"), o.fsync, o.serveArgs)
+	ours, err := bloomeries(o, tmp)
 	if err != nil {
 		return err
 	}
-	defer bl.stop()
 	peers, err := startPeers(o.module)
-	if err != nil {
-		return err
-	}
+	targets := append(ours, peers...)
 	defer func() {
-		for _, p := range peers {
-			p.stop()
+		for _, t := range targets {
+			t.stop()
 		}
 	}()
-	targets := append([]*target{bl.target()}, peers...)
+	if err != nil {
+		return err
+	}
 	for _, t := range targets {
 		if err := prefill(context.Background(), t); err != nil {
 			return fmt.Errorf("%s: prefill: %w", t.name, err)
 		}
 	}
-	fmt.Printf("# redis-benchmark -c %d -n %d -r 100000000, %d interleaved rounds; bloomery --appendfsync %s %s\n",
-		o.clients, o.requests, o.rounds, o.fsync, o.serveArgs)
+	fmt.Printf("# redis-benchmark -c %d -n %d -r 100000000, %d interleaved rounds; bloomery --appendfsync %s %s (backend %s)\n",
+		o.clients, o.requests, o.rounds, o.fsync, o.serveArgs, o.backend)
 	for _, p := range o.pipes {
 		if err := compare(o, targets, p); err != nil {
 			return err
@@ -92,8 +90,9 @@ func compareAll(o options, tmp string) error {
 
 // sample is one redis-benchmark run.
 type sample struct {
-	rps float64
-	cpu float64 // the server's CPU seconds per million requests (0: unknown)
+	rps     float64
+	cpu     float64 // the server's CPU seconds per million requests (0: unknown)
+	backing float64 // the same of its backing redis-server (-backend redis)
 }
 
 func compare(o options, targets []*target, pipe int) error {
@@ -114,7 +113,7 @@ func compare(o options, targets []*target, pipe int) error {
 			}
 		}
 	}
-	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---|\n", pipe)
+	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---:|---|\n", pipe)
 	for _, c := range o.cases {
 		ours := got[c.name+"/bloomery"]
 		for _, t := range targets {
@@ -130,9 +129,13 @@ func compare(o options, targets []*target, pipe int) error {
 				}
 				ratio = fmt.Sprintf("%.2f (%s)", bench.Median(rs), fmtFloats(rs, "%.2f"))
 			}
-			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %s |\n", c.name, t.name, c.command(t),
+			backing := "–"
+			if t.backingPid != 0 {
+				backing = fmt.Sprintf("%.2f", bench.Median(field(s, func(x sample) float64 { return x.backing })))
+			}
+			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %s | %s |\n", c.name, t.name, c.command(t),
 				bench.Median(field(s, func(x sample) float64 { return x.rps })),
-				bench.Median(field(s, func(x sample) float64 { return x.cpu })), ratio,
+				bench.Median(field(s, func(x sample) float64 { return x.cpu })), backing, ratio,
 				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"))
 		}
 	}
@@ -147,8 +150,10 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 		"-P", strconv.Itoa(pipe), "-r", "100000000", "--csv"}
 	args = append(args, strings.Fields(command)...)
 	cpu0, ok0 := redisbench.PidCPU(t.pid)
+	back0, okb0 := redisbench.PidCPU(t.backingPid)
 	out, err := exec.Command("redis-benchmark", args...).Output()
 	cpu1, ok1 := redisbench.PidCPU(t.pid)
+	back1, okb1 := redisbench.PidCPU(t.backingPid)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: redis-benchmark %s: %w", t.name, command, err)
 	}
@@ -160,6 +165,9 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 	s := sample{rps: rps}
 	if ok0 && ok1 {
 		s.cpu = (cpu1 - cpu0).Seconds() * 1e6 / float64(requests)
+	}
+	if t.backingPid != 0 && okb0 && okb1 {
+		s.backing = (back1 - back0).Seconds() * 1e6 / float64(requests)
 	}
 	return s, err
 }

@@ -20,7 +20,11 @@
 // reports INFO used_memory per key, then bloomery's restart time with
 // those keys in its log (after kill -9) and in its snapshot (after
 // SHUTDOWN). -mem-n measures the resident set of one large filter against
-// its bytes.
+// its bytes. Both measure the memory backend, and -backend redis skips
+// them.
+//
+// -backend redis measures the stateless mode instead (stateless.go), and
+// -baseline runs a second bloomery binary beside the first.
 package main
 
 import (
@@ -48,11 +52,16 @@ func main() {
 	flag.IntVar(&o.keys, "keys", 0, "small filters for the memory-per-key and restart measurement (0: skip it)")
 	flag.IntVar(&o.memN, "mem-n", 10_000_000, "items in the memory measurement's filter (0: skip it)")
 	flag.StringVar(&o.bin, "bloomery", "", "bloomery binary (default: go build ../cmd/bloomery)")
+	flag.StringVar(&o.baseline, "baseline", "", "a second bloomery binary run beside the first as bloomery-base (A/B)")
+	flag.StringVar(&o.backend, "backend", "memory", "bloomery's backend: memory, or redis (a backing redis-server per bloomery, started here)")
 	flag.Parse()
 	logx.Disable() // go-zero (imported by redisbench) logs CPU stats to stdout, into the tables
 	var err error
 	if o.pipes, err = intList(*pipes); err == nil {
 		o.cases, err = pickCases(*cases)
+	}
+	if err == nil && o.backend != "memory" && o.backend != "redis" {
+		err = fmt.Errorf("-backend: %q is neither memory nor redis", o.backend)
 	}
 	if err == nil {
 		err = run(o)
@@ -69,6 +78,7 @@ type options struct {
 	pipes                                 []int
 	cases                                 []benchCase
 	fsync, module, serveArgs, bin         string
+	baseline, backend                     string
 }
 
 func run(o options) error {
@@ -87,6 +97,9 @@ func run(o options) error {
 	}
 	if err := compareAll(o, tmp); err != nil {
 		return err
+	}
+	if o.backend == "redis" {
+		return nil // -keys and -mem-n measure the memory backend
 	}
 	if o.keys > 0 {
 		if err := measureKeys(o, filepath.Join(tmp, "keys")); err != nil {

@@ -19,7 +19,10 @@ type target struct {
 	addr   string
 	pid    int
 	module bool // answers BF.* (bloomery, or redis-server with RedisBloom)
-	stop   func()
+	// backingPid is the redis-server behind a bloomery with -backend
+	// redis (0: none).
+	backingPid int
+	stop       func()
 }
 
 // redisDefaultSave is redis-server 7.0's default RDB schedule.

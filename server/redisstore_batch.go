@@ -1,0 +1,314 @@
+package server
+
+import (
+	"context"
+	"sync"
+)
+
+// Coalescing: the Redis backend's BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS
+// and BF.MEXISTS wait on a round trip to Redis, and a round trip costs
+// both processes far more than an item does (docs/BENCHMARKS.md, issue 15:
+// one script call per command spent two thirds of the server's CPU time
+// in the client library's socket writes, reads and pool, and Redis ~15 µs
+// per call before the first item). So commands on the same filter take
+// turns in a lane, one per filter and kind (adds or tests): a command
+// that finds its lane idle runs at once, alone (no added latency at low
+// load); the commands that arrive while it is in flight queue, and when
+// it returns the first of them leads them all, up to batchItems items,
+// through one batched call (redisfilter's AddMany or ExistsMany over
+// their items concatenated in arrival order), then hands the lane on.
+//
+// Each command's reply is what it would have been run alone, after the
+// commands queued before it: AddMany answers a repeat within its batch
+// "not new", as the serial order would; a whole-command error (wrong
+// type, a missing key with NOCREATE) or an item's error (a full
+// non-scaling filter) stays with its own command, since whatever is not
+// the plain case (a filter not yet opened, a batch stopped by an error)
+// runs each remaining command alone, in order (addAlone), as before
+// coalescing. A connection waits for each command's reply (or its run's,
+// conn_run.go) before it runs the next, so its commands keep their
+// order. Batches are bounded by batchItems (an entry larger than that
+// goes alone), and a queue holds at most one entry per connection.
+
+// batchItems bounds the items of one coalesced call (AddMany splits it
+// further into script calls of at most 8192 bit offsets).
+const batchItems = 1024
+
+// laneKind says what a lane's commands do.
+type laneKind uint8
+
+const (
+	laneAdd laneKind = iota
+	laneExists
+)
+
+// laneID names a lane: a filter and a kind.
+type laneID struct {
+	key  string
+	kind laneKind
+}
+
+// lanes are the busy lanes of a backend (an idle lane is no entry).
+type lanes struct {
+	mu    sync.Mutex
+	busy  map[laneID]*lane
+	spare sync.Pool // of *waiter
+}
+
+// lane is one filter's queue of commands of one kind, waiting while a
+// call is in flight.
+type lane struct {
+	queue []*waiter
+}
+
+// batchOp is one command in a lane: its arguments and its results.
+type batchOp struct {
+	items  [][]byte
+	create *createOpts // adds
+	res    []addResult // adds: per item
+	found  []bool      // tests: per item
+	n      int         // adds: items processed
+	err    error       // the command's error
+}
+
+// waiter is what one goroutine puts in a lane: one command, or a
+// connection's run of pipelined commands (conn_run.go), which stay
+// together, in order, in one batch. It is woken once: answered, or to
+// lead the batch in lead (it is lead[0]).
+type waiter struct {
+	ops   []*batchOp
+	items int
+	lead  []*waiter
+	wake  chan struct{} // buffered 1
+	one   batchOp       // the command of a single-command waiter
+	self  [1]*batchOp   // its ops
+}
+
+func newLanes() *lanes {
+	return &lanes{busy: make(map[laneID]*lane)}
+}
+
+// waiter returns a waiter for ops (nil: its own single command, to fill
+// in before run).
+func (ls *lanes) waiter(ops []*batchOp) *waiter {
+	w, ok := ls.spare.Get().(*waiter)
+	if !ok {
+		w = &waiter{wake: make(chan struct{}, 1)}
+	}
+	w.ops = ops
+	if ops == nil {
+		w.self[0] = &w.one
+		w.ops = w.self[:]
+	}
+	return w
+}
+
+// free returns w to the pool, dropping what it points to.
+func (ls *lanes) free(w *waiter) {
+	*w = waiter{wake: w.wake}
+	ls.spare.Put(w)
+}
+
+// join enters w into id's lane and returns the batch w is to run now:
+// [w] when the lane was idle, else nil after w has waited and either
+// been answered by another waiter's batch (nil) or been handed a batch
+// to lead.
+func (ls *lanes) join(id laneID, w *waiter) []*waiter {
+	ls.mu.Lock()
+	l := ls.busy[id]
+	if l == nil {
+		ls.busy[id] = &lane{}
+		ls.mu.Unlock()
+		return []*waiter{w}
+	}
+	l.queue = append(l.queue, w)
+	ls.mu.Unlock()
+	<-w.wake
+	return w.lead
+}
+
+// done wakes the waiters of batch but its leader (batch[0], the
+// caller), answered, and hands id's lane to the next batch: the waiters
+// queued meanwhile, up to batchItems items, led by the first of them.
+func (ls *lanes) done(id laneID, batch []*waiter) {
+	for _, w := range batch[1:] {
+		w.wake <- struct{}{}
+	}
+	ls.mu.Lock()
+	l := ls.busy[id]
+	if len(l.queue) == 0 {
+		delete(ls.busy, id)
+		ls.mu.Unlock()
+		return
+	}
+	n, items := 0, 0
+	for n < len(l.queue) && (n == 0 || items+l.queue[n].items <= batchItems) {
+		items += l.queue[n].items
+		n++
+	}
+	next := make([]*waiter, n)
+	copy(next, l.queue)
+	l.queue = append(l.queue[:0], l.queue[n:]...)
+	ls.mu.Unlock()
+	next[0].lead = next
+	next[0].wake <- struct{}{}
+}
+
+// run enters w into id's lane and, each time w is handed a batch (its
+// own, at once, when the lane is idle), runs the batch's commands, in
+// order, with exec and passes the lane on. It returns once w's commands
+// are answered.
+func (ls *lanes) run(id laneID, w *waiter, exec func([]*batchOp)) {
+	for _, o := range w.ops {
+		w.items += len(o.items)
+	}
+	batch := ls.join(id, w)
+	if batch == nil {
+		return
+	}
+	ops := w.ops
+	if len(batch) > 1 {
+		ops = nil
+		for _, b := range batch {
+			ops = append(ops, b.ops...)
+		}
+	}
+	exec(ops)
+	ls.done(id, batch)
+}
+
+// concat is the items of batch, in order.
+func concat(batch []*batchOp) [][]byte {
+	if len(batch) == 1 {
+		return batch[0].items
+	}
+	n := 0
+	for _, o := range batch {
+		n += len(o.items)
+	}
+	all := make([][]byte, 0, n)
+	for _, o := range batch {
+		all = append(all, o.items...)
+	}
+	return all
+}
+
+func (r *redisStore) Add(ctx context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
+	w := r.lanes.waiter(nil)
+	defer r.lanes.free(w)
+	o := &w.one
+	o.items, o.create, o.res = items, create, res
+	r.runLane(ctx, laneID{key, laneAdd}, w, r.addBatch)
+	return o.n, o.err
+}
+
+// AddRun runs adds on key's filter, in order, as Add would one by one,
+// together in one batch (conn_run.go).
+func (r *redisStore) AddRun(ctx context.Context, key string, ops []*batchOp) {
+	w := r.lanes.waiter(ops)
+	defer r.lanes.free(w)
+	r.runLane(ctx, laneID{key, laneAdd}, w, r.addBatch)
+}
+
+// runLane runs w's commands in id's lane with exec.
+func (r *redisStore) runLane(ctx context.Context, id laneID, w *waiter, exec func(context.Context, string, []*batchOp)) {
+	r.lanes.run(id, w, func(batch []*batchOp) { exec(ctx, id.key, batch) })
+}
+
+// addBatch runs the adds of batch on key's filter as one AddMany when the
+// filter is open, and whatever remains after an error one command at a
+// time (addAlone).
+func (r *redisStore) addBatch(ctx context.Context, key string, batch []*batchOp) {
+	done := 0 // commands answered
+	if f := r.cache.get(key); f != nil {
+		all := concat(batch)
+		isNew, err := f.AddMany(ctx, all)
+		if err != nil && len(isNew) >= len(all) { // not an error of one item
+			for _, o := range batch {
+				o.err = r.checked(key, f, err)
+			}
+			return
+		}
+		for _, o := range batch {
+			k := min(len(o.items), len(isNew))
+			for i, b := range isNew[:k] {
+				o.res[i] = addPresent
+				if b {
+					o.res[i] = addNew
+				}
+			}
+			isNew = isNew[k:]
+			if k < len(o.items) {
+				// Stopped at o's item k: o goes on from there alone, and so
+				// do the commands after it (each may fare otherwise: its
+				// items may all be present in a full filter). A failure of
+				// Redis itself is every remaining command's.
+				if err = r.checked(key, f, err); err != errNotFound && err != errFull && err != errNoMemory {
+					for _, rest := range batch[done:] {
+						rest.err = err
+					}
+					batch[done].n = k
+					return
+				}
+				batch[done].n = k
+				break
+			}
+			o.n = k
+			done++
+		}
+	}
+	for _, o := range batch[done:] {
+		o.n, o.err = r.addAlone(ctx, key, o.items, o.create, o.res, o.n)
+	}
+}
+
+func (r *redisStore) Exists(ctx context.Context, key string, items [][]byte, found []bool) error {
+	w := r.lanes.waiter(nil)
+	defer r.lanes.free(w)
+	o := &w.one
+	o.items, o.found = items, found
+	r.runLane(ctx, laneID{key, laneExists}, w, r.existsBatch)
+	return o.err
+}
+
+// ExistsRun runs tests on key's filter together in one batch
+// (conn_run.go).
+func (r *redisStore) ExistsRun(ctx context.Context, key string, ops []*batchOp) {
+	w := r.lanes.waiter(ops)
+	defer r.lanes.free(w)
+	r.runLane(ctx, laneID{key, laneExists}, w, r.existsBatch)
+}
+
+// existsBatch tests the items of batch in key's filter with one
+// ExistsMany; a missing key (or one of another type) finds nothing.
+func (r *redisStore) existsBatch(ctx context.Context, key string, batch []*batchOp) {
+	found, err := r.existsAll(ctx, key, concat(batch))
+	for _, o := range batch {
+		if err != nil {
+			o.err = err
+			continue
+		}
+		if found == nil {
+			clear(o.found)
+			continue
+		}
+		found = found[copy(o.found, found):]
+	}
+}
+
+// existsAll tests items in key's filter: nil when the key holds no
+// filter.
+func (r *redisStore) existsAll(ctx context.Context, key string, items [][]byte) ([]bool, error) {
+	f, err := r.open(ctx, key)
+	if gone(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	found, err := f.ExistsMany(ctx, items)
+	if err = r.checked(key, f, err); gone(err) {
+		return nil, nil
+	}
+	return found, err
+}
