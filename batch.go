@@ -104,7 +104,7 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 // than discarding them) stops the compiler from removing the loads.
 func (f *Filter) touch(hs []Hash, first *[batchSize]uint64) {
 	for i, h := range hs {
-		first[i] = f.words[mulhi(h.H1, f.blocks())*8+(h.H2&511)>>6]
+		first[i] = f.words()[mulhi(h.H1, f.blocks())*8+(h.H2&511)>>6]
 	}
 }
 

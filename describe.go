@@ -17,11 +17,13 @@ func (s *Scalable) InitialCap() uint64 { return s.rule().n0 }
 
 // Growth returns the rule the filter grows by, defaults filled in:
 // Expansion (0 when NonScaling, except in the RedisBloom layout, which
-// records it as given), Tightening and FirstShare. NewScalable
+// records it as given), Tightening, FirstShare and UniformLayout (true
+// for a blocked filter read from a file of format version 1). NewScalable
 // with WithGrowth of it, InitialCap and TargetFPR makes a filter that
 // grows the same way.
 func (s *Scalable) Growth() Growth {
-	g := Growth{Expansion: s.prm.s, NonScaling: s.nonScaling(), Tightening: s.prm.r, FirstShare: s.prm.f}
+	g := Growth{Expansion: s.prm.s, NonScaling: s.nonScaling(), Tightening: s.prm.r, FirstShare: s.prm.f,
+		UniformLayout: s.prm.uniform}
 	if g.NonScaling && s.prm.rb {
 		g.Expansion = uint64(s.prm.rbGrowth) // recorded as given
 	}
@@ -34,11 +36,13 @@ func (s *Scalable) Growth() Growth {
 // are sized); 0 for the other layouts.
 func (s *Scalable) RedisBloomOptions() uint32 { return s.prm.rbOptions }
 
-// Layout is the layout of every sub-filter.
-func (s *Scalable) Layout() Layout { return s.filters()[0].layout }
+// Layout is the filter's layout: that of every sub-filter, except that
+// in the blocked layout small sub-filters may be classic (unless
+// Growth().UniformLayout; SubFilters has each one's).
+func (s *Scalable) Layout() Layout { return s.prm.layout }
 
 // HashID identifies the hash of every sub-filter.
-func (s *Scalable) HashID() HashID { return s.filters()[0].HashID() }
+func (s *Scalable) HashID() HashID { return s.first.HashID() }
 
 // SubFilter describes one sub-filter of a Scalable filter.
 type SubFilter struct {
@@ -54,7 +58,7 @@ func (s *Scalable) SubFilters() []SubFilter {
 	fs := s.filters()
 	out := make([]SubFilter, len(fs))
 	for i, f := range fs {
-		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted(), SetBits: f.popcount(0, uint64(len(f.words)))}
+		out[i] = SubFilter{Sizing: f.Sizing(), Items: f.Inserted(), SetBits: f.popcount(0, uint64(len(f.words())))}
 	}
 	return out
 }

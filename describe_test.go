@@ -21,6 +21,9 @@ func TestScalableDescription(t *testing.T) {
 		{Growth{}, nil, Growth{Expansion: 2, Tightening: DefaultTightening, FirstShare: DefaultFirstShare}},
 		{Growth{Expansion: 4, RedisBloom: true}, []Option{WithLayout(Classic)}, Growth{Expansion: 4, Tightening: 0.5, FirstShare: 0.5}},
 		{Growth{NonScaling: true, Tightening: 0.25}, []Option{WithKey(testKey)}, Growth{NonScaling: true, Tightening: 0.25, FirstShare: DefaultFirstShare}},
+		{Growth{UniformLayout: true}, nil, Growth{Expansion: 2, Tightening: DefaultTightening, FirstShare: DefaultFirstShare, UniformLayout: true}},
+		// A classic filter is uniform anyway: it reports false.
+		{Growth{UniformLayout: true}, []Option{WithLayout(Classic)}, Growth{Expansion: 2, Tightening: DefaultTightening, FirstShare: DefaultFirstShare}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%+v", tt.so), func(t *testing.T) {
@@ -31,9 +34,9 @@ func TestScalableDescription(t *testing.T) {
 			if got := s.Growth(); got != tt.want {
 				t.Errorf("Options() = %+v, want %+v", got, tt.want)
 			}
-			first := s.filters()[0]
-			if s.InitialCap() != 50 || s.Layout() != first.Layout() || s.HashID() != first.HashID() {
-				t.Errorf("InitialCap %d, Layout %v, HashID %v; want 50, %v, %v", s.InitialCap(), s.Layout(), s.HashID(), first.Layout(), first.HashID())
+			first, layout := s.filters()[0], newConfig(tt.opts).layout
+			if s.InitialCap() != 50 || s.Layout() != layout || s.HashID() != first.HashID() {
+				t.Errorf("InitialCap %d, Layout %v, HashID %v; want 50, %v, %v", s.InitialCap(), s.Layout(), s.HashID(), layout, first.HashID())
 			}
 			again, err := NewScalable(s.InitialCap(), s.TargetFPR(), append([]Option{WithGrowth(s.Growth())}, tt.opts...)...)
 			if err != nil {
@@ -53,7 +56,7 @@ func TestScalableDescription(t *testing.T) {
 					t.Errorf("sub-filter %d: %+v; the filter's %v with %d items, remade %v", i, sub, f.Sizing(), f.Inserted(), remade[i].Sizing)
 				}
 				var set uint64
-				for _, w := range f.words {
+				for _, w := range f.words() {
 					set += uint64(bits.OnesCount64(w))
 				}
 				if sub.SetBits != set || set == 0 {

@@ -33,11 +33,16 @@ const (
 	// that a version-1 reader refuses such a file as a newer version, not
 	// as a corrupt one.
 	formatVersionRB = 2
-	headerSize      = 64
-	trailerSize     = 8
-	kindFilter      = 1
-	flagKeyed       = 1
-	chunkBytes      = 1 << 20 // payload I/O unit
+	// formatVersionSmall is the version of a Scalable filter's header
+	// (kind 2) in the blocked layout whose small sub-filters are classic
+	// (subSizing), and only of it: version 1 there means every sub-filter
+	// is blocked, as every writer before the rule made them.
+	formatVersionSmall = 3
+	headerSize         = 64
+	trailerSize        = 8
+	kindFilter         = 1
+	flagKeyed          = 1
+	chunkBytes         = 1 << 20 // payload I/O unit
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -54,6 +59,7 @@ type header struct {
 	count                     uint64
 	bpe                       float64 // layout 3 only: bytes 28–31 and 56–59
 	n2                        uint8   // layout 3 only: byte 14 (RedisBloom's power-of-two sizing)
+	small                     bool    // version 3: a blocked chain with classic small sub-filters
 }
 
 func (h *header) marshal() []byte {
@@ -79,10 +85,14 @@ func (h *header) marshal() []byte {
 }
 
 // version is the format version of an encoding with header h: 2 in the
-// RedisBloom layout, else 1.
+// RedisBloom layout, 3 for a blocked chain whose small sub-filters are
+// classic, else 1.
 func (h *header) version() uint16 {
-	if Layout(h.layout) == RedisBloom {
+	switch {
+	case Layout(h.layout) == RedisBloom:
 		return formatVersionRB
+	case h.small:
+		return formatVersionSmall
 	}
 	return formatVersion
 }
@@ -92,8 +102,8 @@ func parseHeader(b []byte) (header, error) {
 	if string(b[:8]) != formatMagic {
 		return header{}, fmt.Errorf("%w: bad magic %q", ErrFormat, b[:8])
 	}
-	if v := le.Uint16(b[8:]); v != formatVersion && v != formatVersionRB {
-		return header{}, fmt.Errorf("%w: format version %d, this reader supports %d and %d", ErrFormat, v, formatVersion, formatVersionRB)
+	if v := le.Uint16(b[8:]); v < formatVersion || v > formatVersionSmall {
+		return header{}, fmt.Errorf("%w: format version %d, this reader supports %d to %d", ErrFormat, v, formatVersion, formatVersionSmall)
 	}
 	if got, want := crc32.Checksum(b[:60], castagnoli), le.Uint32(b[60:]); got != want {
 		return header{}, fmt.Errorf("%w: header CRC %08x, stored %08x", ErrChecksum, got, want)
@@ -103,7 +113,13 @@ func parseHeader(b []byte) (header, error) {
 		m: le.Uint64(b[16:]), k: le.Uint32(b[24:]), keyCheck: le.Uint32(b[28:]),
 		n: le.Uint64(b[32:]), p: math.Float64frombits(le.Uint64(b[40:])), count: le.Uint64(b[48:]),
 	}
-	if v := le.Uint16(b[8:]); v != h.version() {
+	switch v := le.Uint16(b[8:]); {
+	case v == formatVersionSmall && (h.kind != kindScalable || Layout(h.layout) != Blocked):
+		return header{}, fmt.Errorf("%w: format version %d with kind %d, layout %d (version %d is a scalable filter's in layout 1 and only it)",
+			ErrFormat, v, h.kind, h.layout, formatVersionSmall)
+	case v == formatVersionSmall:
+		h.small = true
+	case v != h.version():
 		return header{}, fmt.Errorf("%w: format version %d with layout %d (version %d has layout 3 and only it)", ErrFormat, v, h.layout, formatVersionRB)
 	}
 	if Layout(h.layout) == RedisBloom {
@@ -144,7 +160,7 @@ func (f *Filter) header() header {
 // WriteTo writes the filter's encoding to w (io.WriterTo). The bit array
 // is streamed in 1 MiB chunks, so a large filter needs no second copy.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	return writeEncoding(w, f.header(), f.words, f.concurrent)
+	return writeEncoding(w, f.header(), f.words(), f.concurrent)
 }
 
 // writeEncoding writes header h, words as the payload (little-endian
@@ -203,7 +219,8 @@ func writeTrailer(w io.Writer, crc uint32, total int64) (int64, error) {
 	return total, nil
 }
 
-// wordBytes views words as their bytes (little-endian hosts only).
+// wordBytes views words as their bytes in memory (the little-endian
+// encoding only on little-endian hosts).
 func wordBytes(words []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 8*len(words))
 }
@@ -296,7 +313,7 @@ func decodeInto(f *Filter, r io.Reader, c config, inChain bool) (int64, error) {
 	if s.Layout == RedisBloom {
 		f.ext = rbExt(HashID(h.hash), s.P, s.BPE, h.n2)
 	}
-	nr, err := readPayload(r, f.words)
+	nr, err := readPayload(r, f.words())
 	total += nr
 	if err != nil {
 		return total, err

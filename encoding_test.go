@@ -116,10 +116,10 @@ func sameFilter(t *testing.T, want, got *Filter, inserted int) {
 		t.Fatalf("decoded filter differs:\n got  %v hash=%s inserted=%d\n want %v hash=%s inserted=%d",
 			got.Sizing(), got.HashID(), got.Inserted(), want.Sizing(), want.HashID(), want.Inserted())
 	}
-	if len(got.words) != len(want.words) {
-		t.Fatalf("decoded filter has %d words, want %d", len(got.words), len(want.words))
+	if len(got.words()) != len(want.words()) {
+		t.Fatalf("decoded filter has %d words, want %d", len(got.words()), len(want.words()))
 	}
-	for i := range want.words {
+	for i := range want.words() {
 		if got.word(uint64(i)) != want.word(uint64(i)) {
 			t.Fatalf("word %d: got %016x, want %016x", i, got.word(uint64(i)), want.word(uint64(i)))
 		}
@@ -1096,7 +1096,7 @@ func TestEncodingPipe64MiB(t *testing.T) {
 			if wn != f.EncodedSize() {
 				t.Fatalf("WriteTo wrote %d bytes, want %d", wn, f.EncodedSize())
 			}
-			if !slices.Equal(g.words, f.words) || g.Inserted() != f.Inserted() || g.Sizing() != f.Sizing() {
+			if !slices.Equal(g.words(), f.words()) || g.Inserted() != f.Inserted() || g.Sizing() != f.Sizing() {
 				t.Fatal("filter changed in the pipe")
 			}
 			for i := range uint64(100_000) {

@@ -18,8 +18,9 @@ import (
 // each other and with the Test methods. Clear, Union, Intersect, ReadFrom
 // and UnmarshalBinary always need exclusive access.
 type Filter struct {
-	// The hot path reads the first 40 bytes: keep them together.
-	words      []uint64   // the bit array, m/64 words, 64-byte aligned
+	// The hot path reads the first 32 bytes: keep them together.
+	wp         *uint64    // the bit array's first word (words), 64-byte aligned when blocked
+	nw         uint64     // its length in words, m/64
 	ext        *filterExt // key or RedisBloom bits per entry; nil for unkeyed XXH3
 	k          uint32
 	layout     Layout
@@ -33,11 +34,19 @@ type Filter struct {
 	p float64 // target false-positive rate at n
 }
 
+// words is the bit array. The filter keeps its start and length, not a
+// slice (whose capacity is its length): 8 bytes less in every filter,
+// of which a server keeps one per key (docs/DESIGN.md §5).
+func (f *Filter) words() []uint64 { return unsafe.Slice(f.wp, f.nw) }
+
+// setWords makes w the bit array.
+func (f *Filter) setWords(w []uint64) { f.wp, f.nw = unsafe.SliceData(w), uint64(len(w)) }
+
 // m is the number of bits.
-func (f *Filter) m() uint64 { return uint64(len(f.words)) * 64 }
+func (f *Filter) m() uint64 { return f.nw * 64 }
 
 // blocks is the number of 512-bit blocks (of the blocked layout).
-func (f *Filter) blocks() uint64 { return uint64(len(f.words)) / 8 }
+func (f *Filter) blocks() uint64 { return f.nw / 8 }
 
 // maxArrayBytes is a hard ceiling on any bit array (1 PiB), whatever
 // WithMaxBytes says, so that no size can overflow an allocation.
@@ -131,15 +140,31 @@ func initFilter(f *Filter, s Sizing, c config) error {
 		return fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
 			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
 	}
-	f.setup(s, c, alignedWords(s.Bits/64))
+	f.setup(s, c, newWords(s.Layout, s.Bits/64))
 	return nil
+}
+
+// newWords allocates the n zeroed words of a bit array in layout l:
+// 64-byte aligned in the blocked layout, so that a block is one cache
+// line (alignedWords); at their exact size in the others, whose probes
+// land anywhere in the array, so that alignment saves no cache line and
+// a small array takes only its size class (152 bytes take 160, where
+// aligning them took 208).
+func newWords(l Layout, n uint64) []uint64 {
+	if l == Blocked {
+		return alignedWords(n)
+	}
+	w := make([]uint64, n)
+	hugepage.Advise(wordBytes(w))
+	return w
 }
 
 // setup makes *f an empty filter of geometry s over words (all zero,
 // s.Bits/64 of them), with c's key and concurrency mode.
 func (f *Filter) setup(s Sizing, c config, words []uint64) {
 	*f = Filter{
-		words:      words,
+		wp:         unsafe.SliceData(words),
+		nw:         uint64(len(words)),
 		ext:        c.ext(s),
 		k:          s.K,
 		layout:     s.Layout,
@@ -182,7 +207,7 @@ func alignedWords(n uint64) []uint64 {
 		off := (64 - uintptr(unsafe.Pointer(unsafe.SliceData(buf)))&63) & 63 / 8
 		buf = buf[off : uint64(off)+n : uint64(off)+n]
 	}
-	hugepage.Advise(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 8*len(buf)))
+	hugepage.Advise(wordBytes(buf))
 	return buf
 }
 

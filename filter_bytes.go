@@ -54,9 +54,9 @@ func (f *Filter) WriteAt(p []byte, off int64) (int, error) {
 		c := copy(buf[shift:], p[i:])
 		v := binary.LittleEndian.Uint64(buf[:])
 		if f.concurrent {
-			atomic.StoreUint64(&f.words[w], v)
+			atomic.StoreUint64(&f.words()[w], v)
 		} else {
-			f.words[w] = v
+			f.words()[w] = v
 		}
 		i += c
 	}

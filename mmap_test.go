@@ -119,7 +119,7 @@ func TestOpenFileAnswersLikeLoad(t *testing.T) {
 // each block is one cache line, as in a filter made by New.
 func TestOpenFileAligned(t *testing.T) {
 	m := openFileT(t, writeFile(t, mustMarshal(t, filled(t, variant{Blocked, false, false}, 10_000, 0.01, 10))))
-	if p := uintptr(unsafe.Pointer(unsafe.SliceData(m.f.words))); p%64 != 0 {
+	if p := uintptr(unsafe.Pointer(unsafe.SliceData(m.f.words()))); p%64 != 0 {
 		t.Errorf("words at %#x, not 64-byte aligned", p)
 	}
 }
@@ -215,8 +215,8 @@ func TestOpenFileSkipPayloadCRC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OpenFile(WithoutPayloadCRC()) of a corrupt payload: %v", err)
 	}
-	if m.f.words[0] != orig.words[0]^1 {
-		t.Errorf("word 0 = %#x, want the corrupt %#x", m.f.words[0], orig.words[0]^1)
+	if m.f.words()[0] != orig.words()[0]^1 {
+		t.Errorf("word 0 = %#x, want the corrupt %#x", m.f.words()[0], orig.words()[0]^1)
 	}
 	m.Close()
 
@@ -363,7 +363,7 @@ func FuzzOpenFile(f *testing.F) {
 			return
 		}
 		defer m.Close()
-		if m.Sizing() != want.Sizing() || m.Inserted() != want.Inserted() || !slices.Equal(m.f.words, want.words) {
+		if m.Sizing() != want.Sizing() || m.Inserted() != want.Inserted() || !slices.Equal(m.f.words(), want.words()) {
 			t.Fatalf("OpenFile gave %v (inserted %d), UnmarshalBinary %v (inserted %d), or other bits",
 				m.Sizing(), m.Inserted(), want.Sizing(), want.Inserted())
 		}

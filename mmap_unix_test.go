@@ -28,7 +28,7 @@ func TestOpenFileReadOnly(t *testing.T) {
 		t.Fatal("not mapped")
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	target := uintptr(unsafe.Pointer(&m.f.words[0]))
+	target := uintptr(unsafe.Pointer(&m.f.words()[0]))
 	func() {
 		defer func() {
 			r := recover()
@@ -37,7 +37,7 @@ func TestOpenFileReadOnly(t *testing.T) {
 				t.Errorf("write to the mapping: recovered %v, want a memory fault at %#x", r, target)
 			}
 		}()
-		m.f.words[0] = 1
+		m.f.words()[0] = 1
 	}()
 	after, err := os.ReadFile(path)
 	if err != nil {

@@ -41,7 +41,7 @@ const fieldsPerWord = 7 // 9-bit fields in one 64-bit probe word
 // the block is always inside the array and needs no bounds check.
 func (f *Filter) block(h Hash) *[8]uint64 {
 	off := uintptr(mulhi(h.H1, f.blocks())) * 64
-	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), off))
+	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(f.wp), off))
 }
 
 // addBlocked is the hot path of Add: the probes of each probe word are
@@ -164,23 +164,55 @@ func classicWord(h Hash, i uint32) uint64 {
 	return probeWord(h, uint64(i))
 }
 
+// addClassic reads all k probes first (their cache misses overlap),
+// then sets the missing ones; an item already present writes nothing.
 func (f *Filter) addClassic(h Hash) bool {
-	var changed uint64
-	for i := range f.k {
-		o := mulhi(classicWord(h, i), f.m())
-		bit := uint64(1) << (o & 63)
-		changed |= bit &^ f.words[o>>6]
-		f.words[o>>6] |= bit
+	if f.missingClassic(h) == 0 {
+		return false
 	}
-	return changed != 0
+	words, m := f.words(), f.m()
+	for i := range f.k {
+		o := mulhi(classicWord(h, i), m)
+		words[o>>6] |= 1 << (o & 63)
+	}
+	return true
 }
 
-// testClassic stops at the first unset bit: each probe may be a cache miss
-// of its own, and an absent item needs about two probes on average.
+// missingClassic returns the probe bits of h that are unset (OR-ed into
+// one word), 0 when all are set, probing all k with no branch on the bits.
+func (f *Filter) missingClassic(h Hash) uint64 {
+	words, m := f.words(), f.m()
+	o := mulhi(h.H1, m)
+	miss := uint64(1) << (o & 63) &^ words[o>>6]
+	if f.k > 1 {
+		o = mulhi(h.H2, m)
+		miss |= uint64(1) << (o & 63) &^ words[o>>6]
+	}
+	x := h.H2 + golden // probeWord(h, j) is mix64(x) ^ H1 with x = H2 + j·golden
+	for j := uint32(2); j < f.k; j++ {
+		x += golden
+		o = mulhi(mix64(x)^h.H1, m)
+		miss |= uint64(1) << (o & 63) &^ words[o>>6]
+	}
+	return miss
+}
+
+// smallClassicWords is the largest classic bit array testClassic probes
+// without branches: 8 cache lines.
+const smallClassicWords = 64
+
+// testClassic stops at the first unset bit of a large array, where each
+// probe may be a cache miss of its own and an absent item needs about two
+// probes on average; a small one, all in a few cache lines, it probes
+// without branches (missingClassic).
 func (f *Filter) testClassic(h Hash) bool {
+	words, m := f.words(), f.m()
+	if len(words) <= smallClassicWords {
+		return f.missingClassic(h) == 0
+	}
 	for i := range f.k {
-		o := mulhi(classicWord(h, i), f.m())
-		if f.words[o>>6]&(1<<(o&63)) == 0 {
+		o := mulhi(classicWord(h, i), m)
+		if words[o>>6]&(1<<(o&63)) == 0 {
 			return false
 		}
 	}
@@ -253,7 +285,7 @@ func (f *Filter) addAtomic(h Hash) bool {
 		return f.addRedisBloomAtomic(h)
 	case Classic:
 		for i := range f.k {
-			changed = orBit(f.words, mulhi(classicWord(h, i), f.m())) || changed
+			changed = orBit(f.words(), mulhi(classicWord(h, i), f.m())) || changed
 		}
 		return changed
 	}
@@ -262,7 +294,7 @@ func (f *Filter) addAtomic(h Hash) bool {
 	for j := uint64(1); ; j++ {
 		n := min(left, fieldsPerWord)
 		for range n {
-			changed = orBit(f.words, base+w&511) || changed
+			changed = orBit(f.words(), base+w&511) || changed
 			w >>= 9
 		}
 		if left -= n; left == 0 {
@@ -287,7 +319,7 @@ func (f *Filter) testAtomic(h Hash) bool {
 	case Classic:
 		for i := range f.k {
 			x := mulhi(classicWord(h, i), f.m())
-			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
+			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words()[x>>6])
 		}
 		return miss == 0
 	}
@@ -297,7 +329,7 @@ func (f *Filter) testAtomic(h Hash) bool {
 		n := min(left, fieldsPerWord)
 		for range n {
 			x := base + w&511
-			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words[x>>6])
+			miss |= uint64(1) << (x & 63) &^ atomic.LoadUint64(&f.words()[x>>6])
 			w >>= 9
 		}
 		if left -= n; left == 0 {

@@ -136,8 +136,8 @@ func (f *Filter) addRedisBloom(h Hash) bool {
 	for i := range uint64(f.k) {
 		x := (h.H1 + i*h.H2) % m
 		bit := uint64(1) << (x & 63)
-		changed |= bit &^ f.words[x>>6]
-		f.words[x>>6] |= bit
+		changed |= bit &^ f.words()[x>>6]
+		f.words()[x>>6] |= bit
 	}
 	return changed != 0
 }
@@ -147,7 +147,7 @@ func (f *Filter) testRedisBloom(h Hash) bool {
 	m := f.ext.probeBits(f.m())
 	for i := range uint64(f.k) {
 		x := (h.H1 + i*h.H2) % m
-		if f.words[x>>6]&(1<<(x&63)) == 0 {
+		if f.words()[x>>6]&(1<<(x&63)) == 0 {
 			return false
 		}
 	}
@@ -158,7 +158,7 @@ func (f *Filter) testRedisBloom(h Hash) bool {
 func (f *Filter) addRedisBloomAtomic(h Hash) bool {
 	m, changed := f.ext.probeBits(f.m()), false
 	for i := range uint64(f.k) {
-		changed = orBit(f.words, (h.H1+i*h.H2)%m) || changed
+		changed = orBit(f.words(), (h.H1+i*h.H2)%m) || changed
 	}
 	return changed
 }
@@ -168,7 +168,7 @@ func (f *Filter) testRedisBloomAtomic(h Hash) bool {
 	m := f.ext.probeBits(f.m())
 	for i := range uint64(f.k) {
 		x := (h.H1 + i*h.H2) % m
-		if atomic.LoadUint64(&f.words[x>>6])&(1<<(x&63)) == 0 {
+		if atomic.LoadUint64(&f.words()[x>>6])&(1<<(x&63)) == 0 {
 			return false
 		}
 	}

@@ -54,7 +54,7 @@ func (s *Scalable) nonScaling() bool {
 // commands would have asked for (2·e0, e0 when non-scaling; above 1 for
 // some headers made by hand).
 func rbParams(growth, options uint32, e0 float64, maxBytes uint64) growthParams {
-	prm := growthParams{p: e0 * 2, s: uint64(growth), r: 0.5, f: 0.5, maxBytes: maxBytes,
+	prm := growthParams{p: e0 * 2, s: uint64(growth), r: 0.5, f: 0.5, maxBytes: maxBytes, layout: RedisBloom,
 		rb: true, rbGrowth: growth, rbOptions: options}
 	if options&rbOptNoScaling != 0 {
 		prm.p, prm.s = e0, 0

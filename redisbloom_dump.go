@@ -84,7 +84,7 @@ func (s *Scalable) RedisBloomHeader() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fs := s.filters()
-	if l := fs[0].layout; l != RedisBloom {
+	if l := s.prm.layout; l != RedisBloom {
 		return nil, fmt.Errorf("%w: a %s filter has no RedisBloom dump header (only the RedisBloom layout has)", ErrInvalidLayout, l)
 	}
 	b := make([]byte, rbChainSize+rbLinkSize*len(fs))

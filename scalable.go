@@ -44,16 +44,15 @@ var ErrFull = errors.New("bloom: non-scaling filter is full")
 // atomically, which costs about 2× per Add). Only the last sub-filter ever
 // changes. UnmarshalBinary needs exclusive access.
 //
-// Memory: a new filter is two allocations, this struct (144 bytes, with
+// Memory: a new filter is two allocations, this struct (96 bytes, with
 // its first sub-filter inside) and that sub-filter's bit array; the chain
 // of further sub-filters is allocated when the first one is full.
 type Scalable struct {
 	mu sync.Mutex // serialises Add and growth
-	// chain is an immutable snapshot of the sub-filters for readers, or
-	// nil while the chain is one[:]: the first sub-filter alone.
+	// chain is an immutable snapshot of the sub-filters for readers
+	// (&first, then the others), or nil while first is alone.
 	chain atomic.Pointer[[]*Filter]
-	one   [1]*Filter // &first
-	first Filter     // sub-filter 0, unless UnmarshalBinary replaced the chain
+	first Filter // sub-filter 0
 
 	prm  *growthParams            // shared by filters with the same ones
 	grow func(extra uint64) error // SetGrowHook's fn, or nil; under mu
@@ -68,6 +67,8 @@ type growthParams struct {
 	r        float64 // tightening ratio
 	f        float64 // first share of the error budget
 	maxBytes uint64  // size limit of all sub-filters together
+	layout   Layout  // the chain's layout (its small sub-filters may be classic: subSizing)
+	uniform  bool    // Blocked: every sub-filter blocked (Growth.UniformLayout, format version 1)
 	// The RedisBloom layout's (rb): its dump header's growth and options
 	// fields. Its NO_SCALING option, not s, says whether it scales: a
 	// scaling chain from a hand-made header may have growth (and s) 0.
@@ -122,31 +123,30 @@ func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
 		return nil, err
 	}
 	s := &Scalable{prm: params(prm)}
-	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, c.layout, 0, 0)
+	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	if err := initFilter(&s.first, sz, c); err != nil {
 		return nil, err
 	}
-	s.one[0] = &s.first
 	return s, nil
 }
 
-// newSub allocates sub-filter i (i ≥ 1), with the first one's layout,
-// key and concurrency mode, after the grow hook accepts its size.
+// newSub allocates sub-filter i (i ≥ 1), in the layout the chain's rule
+// gives it (subSizing), with the first one's key and concurrency mode,
+// after the grow hook accepts its size.
 func (s *Scalable) newSub(i int) (*Filter, error) {
-	fs := s.filters()
-	first := fs[0]
+	first := &s.first
 	var sz Sizing
 	var n2 uint8
 	var err error
 	if s.prm.rb { // RedisBloom grows from the last sub-filter, by its options
-		if sz, n2, err = s.rbNext(fs[i-1]); err == nil {
-			err = s.fits(first.layout, i, s.Bytes(), sz)
+		if sz, n2, err = s.rbNext(s.filters()[i-1]); err == nil {
+			err = s.fits(RedisBloom, i, s.Bytes(), sz)
 		}
 	} else {
-		sz, err = s.subSize(s.rule(), first.layout, i, s.Bytes())
+		sz, err = s.subSize(s.rule(), i, s.Bytes())
 	}
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (s *Scalable) newSub(i int) (*Filter, error) {
 			return nil, err
 		}
 	}
-	f, err := newFilter(sz, config{layout: first.layout, concurrent: first.concurrent, maxBytes: s.prm.maxBytes})
+	f, err := newFilter(sz, config{layout: sz.Layout, concurrent: first.concurrent, maxBytes: s.prm.maxBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -184,15 +184,17 @@ func (s *Scalable) SetGrowHook(fn func(extra uint64) error) {
 }
 
 // filters is the chain of sub-filters, oldest first: a snapshot that Add
-// never changes (growth stores a new one).
+// never changes (growth stores a new one). While the first sub-filter is
+// alone the slice is made here (on the caller's stack where it does not
+// escape); the hot paths read s.first then, and make nothing.
 func (s *Scalable) filters() []*Filter {
 	if c := s.chain.Load(); c != nil {
 		return *c
 	}
-	if s.one[0] == nil { // a zero Scalable, before UnmarshalBinary
+	if s.first.nw == 0 { // a zero Scalable, before UnmarshalBinary
 		return nil
 	}
-	return s.one[:]
+	return []*Filter{&s.first}
 }
 
 // Test reports whether item may be in the set.
@@ -203,7 +205,11 @@ func (s *Scalable) TestString(item string) bool { return s.Test(bytesOf(item)) }
 
 // TestHash reports whether an item with hash h may be in the set.
 func (s *Scalable) TestHash(h Hash) bool {
-	fs := s.filters()
+	c := s.chain.Load()
+	if c == nil {
+		return s.first.nw != 0 && s.first.TestHash(h)
+	}
+	fs := *c
 	for i := len(fs) - 1; i >= 0; i-- { // newest first: most items live there
 		if fs[i].TestHash(h) {
 			return true
@@ -213,7 +219,7 @@ func (s *Scalable) TestHash(h Hash) bool {
 }
 
 // hash is the sub-filters' hash of item: they all share one key (or none).
-func (s *Scalable) hash(item []byte) Hash { return s.filters()[0].Hash(item) }
+func (s *Scalable) hash(item []byte) Hash { return s.first.Hash(item) }
 
 // Add inserts item and reports whether it was new (absent from every
 // sub-filter, and at least one bit changed). A new item that would exceed
@@ -229,11 +235,14 @@ func (s *Scalable) AddString(item string) (bool, error) { return s.Add(bytesOf(i
 func (s *Scalable) AddHash(h Hash) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fs := s.filters()
-	last := fs[len(fs)-1]
-	for i := len(fs) - 2; i >= 0; i-- { // the full ones, newest first
-		if fs[i].TestHash(h) {
-			return false, nil
+	last, subs := &s.first, 1
+	if c := s.chain.Load(); c != nil {
+		fs := *c
+		last, subs = fs[len(fs)-1], len(fs)
+		for i := len(fs) - 2; i >= 0; i-- { // the full ones, newest first
+			if fs[i].TestHash(h) {
+				return false, nil
+			}
 		}
 	}
 	if last.Inserted() >= last.Cap() {
@@ -243,10 +252,11 @@ func (s *Scalable) AddHash(h Hash) (bool, error) {
 		if s.nonScaling() {
 			return false, ErrFull
 		}
-		f, err := s.newSub(len(fs))
+		f, err := s.newSub(subs)
 		if err != nil {
 			return false, err
 		}
+		fs := s.filters()
 		grown := append(fs[:len(fs):len(fs)], f)
 		s.chain.Store(&grown)
 		last = f

@@ -32,8 +32,8 @@ func (s *Scalable) Clone() *Scalable {
 			g = new(Filter)
 		}
 		*g = *f
-		g.words = alignedWords(uint64(len(f.words)))
-		copy(g.words, f.words) // every writer holds s.mu
+		g.setWords(newWords(f.layout, uint64(len(f.words()))))
+		copy(g.words(), f.words()) // every writer holds s.mu
 		if f.stripes != nil {
 			g.stripes = new([8]paddedU64)
 		}
@@ -77,7 +77,6 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.layout = Layout(h.layout)
 	if want := headerSize + scalableParams + int(h.m)*headerSize; len(b) != want {
 		return nil, fmt.Errorf("%w: a dump header of %d sub-filters has %d bytes, not %d", ErrFormat, h.m, want, len(b))
 	}
@@ -122,7 +121,7 @@ func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 		if err := initFilter(fs[i], subs[i], c); err != nil {
 			return nil, err
 		}
-		if c.layout == RedisBloom {
+		if s.prm.rb {
 			fs[i].ext = rbExt(HashID(h.hash), subs[i].P, subs[i].BPE, n2s[i])
 		}
 		fs[i].setInserted(counts[i])
@@ -191,7 +190,7 @@ func (s *Scalable) WritePayloadAt(p []byte, off int64) (int, error) {
 	}
 	err := s.forRange(p, off, func(f *Filter, part []byte, at int64) error {
 		if vs := viewsOf(s); vs != nil {
-			vs.beforeWrite(f.words, uint64(at), uint64(len(part)))
+			vs.beforeWrite(f.words(), uint64(at), uint64(len(part)))
 		}
 		_, err := f.WriteAt(part, at)
 		return err

@@ -87,7 +87,7 @@ func TestScalableClone(t *testing.T) {
 					t.Fatalf("sub-filter %d: clone concurrent=%v keyed=%v %s, original %v %v %s",
 						i, f.Concurrent(), f.Keyed(), f.Layout(), o.Concurrent(), o.Keyed(), o.Layout())
 				}
-				if &f.words[0] == &o.words[0] {
+				if &f.words()[0] == &o.words()[0] {
 					t.Fatalf("sub-filter %d shares its bit array", i)
 				}
 			}
@@ -291,7 +291,8 @@ func TestLoadScalableHeaderErrors(t *testing.T) {
 			le.PutUint64(d[48:], le.Uint64(d[48:])-1)
 		}), nil, ErrFormat},
 		{"sub-filter capacity", edit(func(d []byte) { le.PutUint64(d[sub(1)+32:], 101) }), nil, ErrFormat},
-		{"sub-filter layout", edit(func(d []byte) { d[sub(1)+11] = uint8(Classic) }), nil, ErrFormat},
+		{"sub-filter layout", edit(func(d []byte) { d[sub(1)+11] ^= uint8(Blocked) ^ uint8(Classic) }), nil, ErrFormat},
+		{"sub-filter layout 3", edit(func(d []byte) { d[sub(1)+11] = uint8(RedisBloom) }), nil, ErrFormat},
 		{"sub-filter k 0", edit(func(d []byte) { le.PutUint32(d[sub(1)+24:], 0) }), nil, ErrFormat},
 		{"sub-filter m odd", edit(func(d []byte) { le.PutUint64(d[sub(1)+16:], 1000) }), nil, ErrFormat},
 		{"sub-filter keyed", edit(func(d []byte) { d[sub(1)+12], d[sub(1)+13] = 2, 1 }), nil, ErrKeyRequired},
@@ -548,6 +549,12 @@ func FuzzLoadScalableHeader(f *testing.F) {
 		d := bytes.Clone(h)
 		binary.LittleEndian.PutUint64(d[len(d)-headerSize+16:], 1<<40) // a huge last sub-filter
 		f.Add(fixDumpCRCs(d))
+	}
+	for _, data := range goldenV1Files(f) { // version 1: every sub-filter blocked
+		if s, err := LoadScalable(bytes.NewReader(data)); err == nil {
+			f.Add(s.DumpHeader())
+			f.Add(fixDumpCRCs(setVersion(s.DumpHeader(), formatVersionSmall)))
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkLoadScalableHeader(t, data)

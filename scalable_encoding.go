@@ -16,7 +16,8 @@ import (
 //
 //	header      64 bytes: the Filter header with kind 2, m = the number of
 //	            sub-filters, k = 0, n = initial capacity, p = compound
-//	            rate, count = items inserted
+//	            rate, count = items inserted; version 3 in the blocked
+//	            layout when its small sub-filters are classic (subSizing)
 //	parameters  64 bytes: expansion u64 (0: non-scaling), tightening f64,
 //	            first share f64, 36 zero bytes (in the RedisBloom layout
 //	            the first 8 hold its growth and options, u32 each),
@@ -62,8 +63,9 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 // head returns the kind-2 header and the parameter block of the chain fs,
 // 128 bytes. The caller holds s.mu.
 func (s *Scalable) head(fs []*Filter) []byte {
-	h := header{kind: kindScalable, layout: uint8(fs[0].layout), hash: uint8(fs[0].HashID()),
-		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count()}
+	h := header{kind: kindScalable, layout: uint8(s.prm.layout), hash: uint8(fs[0].HashID()),
+		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count(),
+		small: s.prm.layout == Blocked && !s.prm.uniform}
 	if fs[0].ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
@@ -72,7 +74,7 @@ func (s *Scalable) head(fs []*Filter) []byte {
 	le.PutUint64(prm[0:], s.prm.s)
 	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
 	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
-	if fs[0].layout == RedisBloom {
+	if s.prm.layout == RedisBloom {
 		le.PutUint32(prm[24:], s.prm.rbGrowth)
 		le.PutUint32(prm[28:], s.prm.rbOptions)
 	}
@@ -108,7 +110,6 @@ func (s *Scalable) UnmarshalBinary(data []byte) error {
 	s.prm = g.prm
 	fs := g.filters()
 	s.first = g.first
-	s.one[0] = &s.first
 	s.chain.Store(nil)
 	if len(fs) > 1 {
 		fs = append([]*Filter{&s.first}, fs[1:]...)
@@ -130,7 +131,6 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.layout = Layout(h.layout)
 	fs := make([]*Filter, 0, h.m)
 	var size, count, capacity uint64
 	for i := range int(h.m) {
@@ -163,7 +163,6 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 // setChain makes fs, whose first element is &s.first, the chain of a
 // filter nobody else uses yet.
 func (s *Scalable) setChain(fs []*Filter) {
-	s.one[0] = &s.first
 	if s.first.ext.keyed() {
 		for _, f := range fs[1:] {
 			f.ext = s.first.ext // one key for all
@@ -220,7 +219,8 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 	if so.Expansion > MaxExpansion {
 		return nil, h, fmt.Errorf("%w: expansion %d above the maximum %d", ErrFormat, so.Expansion, uint64(MaxExpansion))
 	}
-	gp := growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes}
+	gp := growthParams{p: h.p, s: so.Expansion, r: so.Tightening, f: so.FirstShare, maxBytes: c.maxBytes,
+		layout: layout, uniform: layout == Blocked && !h.small}
 	if layout == RedisBloom { // any chain RedisBloom takes (redisbloom_chain.go)
 		if gp, err = checkRedisBloomParams(gp, le.Uint32(prm[24:]), le.Uint32(prm[28:]), HashID(h.hash)); err != nil {
 			return nil, h, err
@@ -247,12 +247,12 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 // checkSub checks sub-filter i (of m) of s's chain, read with header h
 // (its kind-2 header: layout, hash, first capacity), of geometry sz and
 // count items, capacity the capacities of the sub-filters before it: by
-// the chain's growth rule, or for a RedisBloom chain only its layout, its
-// first capacity, and the capacities summing to at most 2^63-1. It
-// returns capacity with sz's added.
+// the chain's growth rule (growthRule.checkSub), or for a RedisBloom
+// chain only its layout, its first capacity, and the capacities summing
+// to at most 2^63-1. It returns capacity with sz's added.
 func (s *Scalable) checkSub(h header, i, m int, sz Sizing, count, capacity uint64) (uint64, error) {
 	if !s.prm.rb {
-		return capacity + sz.N, s.ruleOf(h).checkSub(Layout(h.layout), i, m, sz, count)
+		return capacity + sz.N, s.ruleOf(h).checkSub(s.prm, i, m, sz, count)
 	}
 	var err error
 	switch {
@@ -269,25 +269,27 @@ func (s *Scalable) checkSub(h header, i, m int, sz Sizing, count, capacity uint6
 	return capacity + sz.N, nil
 }
 
-// checkSub checks sub-filter i of a chain of m with layout, with
-// geometry sz and count items, against the chain's rules g: its layout,
-// capacity and rate, and every sub-filter but the last holding exactly
-// its capacity.
+// checkSub checks sub-filter i of a chain of m with parameters prm, with
+// geometry sz and count items, against the chain's rules g: its capacity
+// and rate, its layout (the one subSizing gives them, exactly), and
+// every sub-filter but the last holding exactly its capacity.
 //
 // A non-scaling filter's sub-filter may also have the rate p·f: before
 // the whole rate went to it, writers gave it its first share (except in
 // the RedisBloom layout, which is younger).
-func (g growthRule) checkSub(layout Layout, i, m int, sz Sizing, count uint64) error {
+func (g growthRule) checkSub(prm *growthParams, i, m int, sz Sizing, count uint64) error {
 	capacity, p := g.sub(i)
-	if g.s == 0 && layout != RedisBloom && sz.P == g.p*g.f {
+	if g.s == 0 && prm.layout != RedisBloom && sz.P == g.p*g.f {
 		p = sz.P
 	}
 	var err error
 	switch {
-	case sz.Layout != layout:
-		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, layout)
+	case sz.Layout != prm.layout && sz.Layout != Classic:
+		err = fmt.Errorf("layout %s in a %s chain", sz.Layout, prm.layout)
 	case sz.N != capacity || sz.P != p:
 		err = fmt.Errorf("capacity %d at rate %g, the chain's rules give %d at %g", sz.N, sz.P, capacity, p)
+	case sz.Layout != subLayout(capacity, p, prm.layout, prm.uniform):
+		err = fmt.Errorf("layout %s in a %s chain at capacity %d and rate %g (%s)", sz.Layout, prm.layout, capacity, p, prm.ruleName())
 	case count > capacity || (i < m-1 && count != capacity):
 		err = fmt.Errorf("%d items for capacity %d", count, capacity)
 	}
@@ -295,6 +297,14 @@ func (g growthRule) checkSub(layout Layout, i, m int, sz Sizing, count uint64) e
 		return fmt.Errorf("%w: sub-filter %d: %w", ErrFormat, i, err)
 	}
 	return nil
+}
+
+// ruleName says how a chain with parameters prm lays out its sub-filters.
+func (prm *growthParams) ruleName() string {
+	if prm.layout == Blocked && !prm.uniform {
+		return "small sub-filters classic where smaller"
+	}
+	return "uniform"
 }
 
 // checkCount checks the header's count against the sub-filters' sum.

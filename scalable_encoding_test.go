@@ -211,6 +211,10 @@ func FuzzUnmarshalScalable(f *testing.F) {
 		f.Add(data)
 		f.Add(data[:len(data)/2])
 	}
+	for _, data := range goldenV1Files(f) { // version 1: every sub-filter blocked
+		f.Add(data)
+		f.Add(setVersion(data, formatVersionSmall))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkDecodeScalable(t, data)
 		// Again with the header's and parameters' CRCs made valid, so

@@ -33,6 +33,14 @@ type Growth struct {
 	// RedisBloom selects RedisBloom's split: FirstShare and Tightening
 	// 0.5 (setting either to another value is an error).
 	RedisBloom bool
+	// UniformLayout keeps every sub-filter of a Blocked filter in the
+	// blocked layout. By default a sub-filter whose blocked bit array
+	// would be at most 512 bytes (8 blocks) is classic where that is
+	// smaller (docs/DESIGN.md §5): 152 bytes instead of 192 for 100
+	// items at 0.005. A uniform filter is written as format version 1,
+	// which readers from before the rule read. Other layouts are uniform
+	// anyway (Scalable.Growth reports false for them). default: false.
+	UniformLayout bool
 }
 
 // Default error split of a Scalable filter.
@@ -78,7 +86,8 @@ func (c config) growthParams(p float64) (growthParams, error) {
 	if err != nil {
 		return growthParams{}, err
 	}
-	prm := growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes}
+	prm := growthParams{p: p, s: exp, r: r, f: f, maxBytes: c.maxBytes,
+		layout: c.layout, uniform: g.UniformLayout && c.layout == Blocked}
 	if c.layout == RedisBloom {
 		rb := exp
 		if g.NonScaling {
@@ -137,7 +146,7 @@ type growthRule struct {
 
 // rule is s's growth rule; the first sub-filter's capacity is n0.
 func (s *Scalable) rule() growthRule {
-	return growthRule{s.filters()[0].n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
+	return growthRule{s.first.n, s.prm.p, s.prm.s, s.prm.r, s.prm.f}
 }
 
 // sub returns capacity and rate of sub-filter i. The one sub-filter of a
@@ -188,15 +197,16 @@ func (g growthRule) capacity(m int) (uint64, bool) {
 	return total, true
 }
 
-// subSize sizes sub-filter i of rule g with layout, checking that it
-// may exist and that the chain, at bytes before it, stays within
-// s.prm.maxBytes.
-func (s *Scalable) subSize(g growthRule, layout Layout, i int, bytes uint64) (Sizing, error) {
+// subSize sizes sub-filter i of rule g in the chain's layout (subSizing),
+// checking that it may exist and that the chain, at bytes before it,
+// stays within s.prm.maxBytes.
+func (s *Scalable) subSize(g growthRule, i int, bytes uint64) (Sizing, error) {
+	layout := s.prm.layout
 	n, p := g.sub(i)
 	if p < 1e-300 && (layout != RedisBloom || p == 0) { // RedisBloom sizes any rate above 0
 		return Sizing{}, fmt.Errorf("%w: sub-filter %d would need error rate %g", ErrTooLarge, i, p)
 	}
-	sz, err := Size(n, p, layout)
+	sz, err := subSizing(n, p, layout, s.prm.uniform)
 	if err != nil {
 		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 	}

@@ -6,7 +6,9 @@ import "fmt"
 // arrays: the capacity, error rate and geometry of each sub-filter. A store
 // that keeps a scalable filter elsewhere (package redisfilter keeps it in
 // Redis) grows by it, so its sub-filters are exactly those of the in-memory
-// Scalable with the same parameters, with the same bits for the same items.
+// Scalable with the same parameters, with the same bits for the same items;
+// a store that keeps it in memory (the server) charges each sub-filter's
+// size before NewScalable or a growth allocates it.
 type ScalablePlan struct {
 	N0         uint64  // capacity of the first sub-filter
 	P          float64 // compound false-positive rate
@@ -14,11 +16,17 @@ type ScalablePlan struct {
 	Tightening float64 // error ratio r between sub-filters after the first
 	FirstShare float64 // share f of the error budget of the first sub-filter
 	Layout     Layout
+	// UniformLayout keeps every sub-filter in Layout (Growth's
+	// UniformLayout); otherwise a Blocked plan's small sub-filters are
+	// classic where that is smaller, as NewScalable makes them. Package
+	// redisfilter records which in its metadata's version.
+	UniformLayout bool
 }
 
 // NewScalablePlan returns the plan of NewScalable(n0, p, opts...): the
 // growth rule and layout options, defaults filled in and checked by the
-// same rules (the other options do not change the plan).
+// same rules (the other options do not change the plan). UniformLayout is
+// set only for the blocked layout (the others are uniform anyway).
 func NewScalablePlan(n0 uint64, p float64, opts ...Option) (ScalablePlan, error) {
 	c := newConfig(opts)
 	so, layout := c.growth, c.layout
@@ -32,18 +40,21 @@ func NewScalablePlan(n0 uint64, p float64, opts ...Option) (ScalablePlan, error)
 	if err != nil {
 		return ScalablePlan{}, err
 	}
-	return ScalablePlan{N0: n0, P: p, Expansion: exp, Tightening: r, FirstShare: f, Layout: layout}, nil
+	return ScalablePlan{N0: n0, P: p, Expansion: exp, Tightening: r, FirstShare: f, Layout: layout,
+		UniformLayout: so.UniformLayout && layout == Blocked}, nil
 }
 
 // Sub returns the geometry of sub-filter i (0 is the first): Size of its
-// capacity and rate (SubRate), as NewScalable's sub-filter i. Sizing a
-// blocked sub-filter at a low rate takes milliseconds; SubRate is cheap.
+// capacity and rate (SubRate) in Layout, or in the classic layout for a
+// small sub-filter of a Blocked plan that is not uniform, exactly as
+// NewScalable's sub-filter i. Sizing costs microseconds (memoised);
+// SubRate is cheaper.
 func (pl ScalablePlan) Sub(i int) (Sizing, error) {
 	n, p, err := pl.SubRate(i)
 	if err != nil {
 		return Sizing{}, err
 	}
-	sz, err := Size(n, p, pl.Layout)
+	sz, err := subSizing(n, p, pl.Layout, pl.UniformLayout)
 	if err != nil {
 		return Sizing{}, fmt.Errorf("bloom: sub-filter %d: %w", i, err)
 	}

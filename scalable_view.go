@@ -90,7 +90,7 @@ func (s *Scalable) View() *ScalableView {
 	v := &ScalableView{s: s, head: s.head(fs), subs: make([]viewSub, len(fs))}
 	v.size = int64(len(v.head))
 	for i, f := range fs {
-		v.subs[i] = viewSub{words: f.words, head: f.header()}
+		v.subs[i] = viewSub{words: f.words(), head: f.header()}
 		v.size += f.EncodedSize()
 	}
 	vs := viewsOf(s)
@@ -141,7 +141,7 @@ func (vs viewSet) beforeAdd(f *Filter, h Hash) {
 	last := ^uint64(0)
 	f.forEachOffset(h, func(x uint64) {
 		if page := x / 8 / ViewPage; page != last {
-			vs.beforeWrite(f.words, page*ViewPage, 1)
+			vs.beforeWrite(f.words(), page*ViewPage, 1)
 			last = page
 		}
 	})

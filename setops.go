@@ -43,8 +43,8 @@ func (f *Filter) combine(other *Filter, op func(a, b uint64) uint64) error {
 	if err := f.Compatible(other); err != nil {
 		return err
 	}
-	for i := range f.words {
-		f.words[i] = op(f.words[i], other.word(uint64(i)))
+	for i := range f.words() {
+		f.words()[i] = op(f.words()[i], other.word(uint64(i)))
 	}
 	f.setInserted(min(f.Count(), f.m())) // at most one new item per bit, as the decoders check
 	return nil
@@ -53,11 +53,11 @@ func (f *Filter) combine(other *Filter, op func(a, b uint64) uint64) error {
 // Clear removes every item.
 func (f *Filter) Clear() {
 	if f.concurrent {
-		for i := range f.words {
-			atomic.StoreUint64(&f.words[i], 0)
+		for i := range f.words() {
+			atomic.StoreUint64(&f.words()[i], 0)
 		}
 	} else {
-		clear(f.words)
+		clear(f.words())
 	}
 	f.setInserted(0)
 }

@@ -183,7 +183,9 @@ func BenchmarkNewSizes(b *testing.B) {
 // BenchmarkFootprint reports the Go heap bytes one small filter keeps
 // alive (the HeapAlloc delta over 100,000 of them, after a GC), as a
 // server keeps one per key: a default RedisBloom-mode Scalable (capacity
-// 100, error 0.01) and a Filter of the same size.
+// 100, error 0.01: its first sub-filter classic), the same kept uniform
+// (blocked, as one read from a file of format version 1), and a Filter
+// of its first sub-filter's capacity and rate in either layout.
 func BenchmarkFootprint(b *testing.B) {
 	const count = 100_000
 	cases := []struct {
@@ -193,7 +195,11 @@ func BenchmarkFootprint(b *testing.B) {
 		{"Scalable/n=100/p=0.01/redisbloom", func() (any, error) {
 			return NewScalable(100, 0.01, WithRedisBloomSplit())
 		}},
+		{"Scalable/n=100/p=0.01/redisbloom/uniform", func() (any, error) {
+			return NewScalable(100, 0.01, WithGrowth(Growth{RedisBloom: true, UniformLayout: true}))
+		}},
 		{"Filter/n=100/p=0.005", func() (any, error) { return New(100, 0.005) }},
+		{"Filter/n=100/p=0.005/classic", func() (any, error) { return New(100, 0.005, WithLayout(Classic)) }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

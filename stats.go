@@ -9,9 +9,9 @@ import (
 // word reads word i, atomically in a concurrent filter.
 func (f *Filter) word(i uint64) uint64 {
 	if f.concurrent {
-		return atomic.LoadUint64(&f.words[i])
+		return atomic.LoadUint64(&f.words()[i])
 	}
-	return f.words[i]
+	return f.words()[i]
 }
 
 // popcount is the number of set bits in words [from, to).
@@ -25,7 +25,7 @@ func (f *Filter) popcount(from, to uint64) uint64 {
 
 // FillRatio is the fraction of bits set. It reads the whole bit array.
 func (f *Filter) FillRatio() float64 {
-	return float64(f.popcount(0, uint64(len(f.words)))) / float64(f.m())
+	return float64(f.popcount(0, uint64(len(f.words())))) / float64(f.m())
 }
 
 // Count estimates the number of distinct items added from the bits set
@@ -34,7 +34,7 @@ func (f *Filter) FillRatio() float64 {
 // a saturated filter it is a lower bound.
 func (f *Filter) Count() uint64 {
 	if f.layout != Blocked {
-		return uint64(math.Round(throws(f.popcount(0, uint64(len(f.words))), f.m()) / float64(f.k)))
+		return uint64(math.Round(throws(f.popcount(0, uint64(len(f.words()))), f.m()) / float64(f.k)))
 	}
 	t := 0.0
 	for b := range f.blocks() {

@@ -88,7 +88,11 @@ func WithRefresh(d time.Duration) Option { return func(o *options) { o.refresh =
 // WithGrowth sets the growth rule of a filter CreateScalable makes, as
 // bloom.WithGrowth does for bloom.NewScalable (default: bloom's defaults;
 // bloom.Growth{RedisBloom: true} for RedisBloom's error split). Other
-// functions ignore it: an open filter's metadata says.
+// functions ignore it: an open filter's metadata says. A blocked filter's
+// small sub-filters are classic as in bloom.Scalable, and its metadata is
+// then of version 2, which clients before that rule refuse;
+// bloom.Growth{UniformLayout: true} keeps every sub-filter blocked and
+// the metadata at version 1.
 func WithGrowth(g bloom.Growth) Option { return func(o *options) { o.growth = g } }
 
 // WithBucketSize sets the slots per bucket of a new Cuckoo, 1 to

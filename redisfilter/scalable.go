@@ -282,7 +282,7 @@ func (s *Scalable) Count(ctx context.Context) (uint64, error) {
 type ScalableInfo struct {
 	bloom.ScalableInfo
 	P      float64      // compound false-positive rate
-	Layout bloom.Layout // of every sub-filter
+	Layout bloom.Layout // of the filter (Subs: each sub-filter's, classic for a blocked filter's small ones)
 	Hash   bloom.HashID
 	Subs   []SubFilter
 	TTL    time.Duration // 0 when the filter does not expire

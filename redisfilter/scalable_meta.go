@@ -13,16 +13,24 @@ import (
 	"github.com/bloomery/bloom"
 )
 
-// scalableFormat is the value of the "format" field of a scalable filter's
-// metadata hash: its kind and version.
-const scalableFormat = "bloomery-scalable 1"
+// The values of the "format" field of a scalable filter's metadata hash:
+// its kind and version. In version 1 every sub-filter has the filter's
+// layout (the plan is uniform: bloom.ScalablePlan.UniformLayout); in
+// version 2, that of blocked filters whose small sub-filters are classic
+// (bloom's rule, docs/DESIGN.md §5), each sub-filter has the layout the
+// plan gives it. A client that knows only version 1 refuses version 2
+// with ErrMetadata, rather than reading a classic sub-filter as blocked.
+const (
+	scalableFormat      = "bloomery-scalable 1"
+	scalableFormatSmall = "bloomery-scalable 2"
+)
 
 // scalableMeta is a scalable filter's metadata as read (or last written
 // by this client). It is immutable once made: a growth makes a new one.
 //
 // In Redis it is the hash named after the filter (HGETALL name), e.g.
 //
-//	format       bloomery-scalable 1
+//	format       bloomery-scalable 1   (2: small sub-filters classic)
 //	layout       blocked
 //	hash         xxh3-128
 //	key-check    0
@@ -62,7 +70,7 @@ type scalableMeta struct {
 // fields returns the metadata as hash fields for HSET.
 func (m *scalableMeta) fields() []any {
 	f := []any{
-		"format", scalableFormat,
+		"format", m.format(),
 		"layout", m.plan.Layout.String(),
 		"hash", m.hash.String(),
 		"key-check", strconv.FormatUint(uint64(m.keyCheck), 10),
@@ -80,6 +88,15 @@ func (m *scalableMeta) fields() []any {
 		f = append(f, "sub."+strconv.Itoa(i), subSpec(s), "items."+strconv.Itoa(i), strconv.FormatUint(m.counts[i], 10))
 	}
 	return f
+}
+
+// format is the metadata's version: 2 for a plan whose small sub-filters
+// are classic, else 1.
+func (m *scalableMeta) format() string {
+	if m.plan.Layout == bloom.Blocked && !m.plan.UniformLayout {
+		return scalableFormatSmall
+	}
+	return scalableFormat
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -201,13 +218,18 @@ func newScalableMeta(name string, plan bloom.ScalablePlan, keyCheck uint32, maxB
 // parseScalableMeta reads the fields of a metadata hash (HGETALL) of the
 // filter name and checks them.
 func parseScalableMeta(name string, h map[string]string) (*scalableMeta, error) {
-	if h["format"] != scalableFormat {
-		return nil, fmt.Errorf("%w: format %.40q, want %q", ErrMetadata, h["format"], scalableFormat)
+	format := h["format"]
+	if format != scalableFormat && format != scalableFormatSmall {
+		return nil, fmt.Errorf("%w: format %.40q, want %q or %q", ErrMetadata, format, scalableFormat, scalableFormatSmall)
 	}
 	m := &scalableMeta{id: h["id"], prefix: h["prefix"]}
 	filters, err := parseScalableFields(h, m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
+	}
+	m.plan.UniformLayout = format == scalableFormat && m.plan.Layout == bloom.Blocked
+	if m.format() != format {
+		return nil, fmt.Errorf("%w: format %q with layout %s", ErrMetadata, format, m.plan.Layout)
 	}
 	if len(h) != 13+2*filters {
 		return nil, fmt.Errorf("%w: %d fields for %d sub-filters", ErrMetadata, len(h), filters)
@@ -283,14 +305,22 @@ func parseScalableFields(h map[string]string, m *scalableMeta) (int, error) {
 }
 
 // parseSub parses sub-filter i's geometry and count, and checks that its
-// capacity and rate are the plan's (its bits and k may come from another
-// version of the sizing).
+// capacity and rate are the plan's, in the layout the plan gives it (its
+// bits and k may come from another version of the sizing).
 func (m *scalableMeta) parseSub(h map[string]string, i int) error {
-	s, err := parseSubSpec(h["sub."+strconv.Itoa(i)], m.plan.Layout)
+	n, p, err := m.plan.SubRate(i)
 	if err != nil {
 		return err
 	}
-	n, p, err := m.plan.SubRate(i)
+	layout := m.plan.Layout
+	if m.format() == scalableFormatSmall {
+		want, err := m.plan.Sub(i)
+		if err != nil {
+			return err
+		}
+		layout = want.Layout
+	}
+	s, err := parseSubSpec(h["sub."+strconv.Itoa(i)], layout)
 	if err != nil {
 		return err
 	}

@@ -148,6 +148,7 @@ func TestScalableSameAsInMemory(t *testing.T) {
 		{"classic", bloom.Growth{}, []Option{WithLayout(bloom.Classic)}, []bloom.Option{bloom.WithLayout(bloom.Classic)}},
 		{"redisbloom-classic", bloom.Growth{RedisBloom: true, Expansion: 3}, []Option{WithLayout(bloom.Classic)}, []bloom.Option{bloom.WithLayout(bloom.Classic)}},
 		{"keyed", bloom.Growth{RedisBloom: true}, []Option{WithKey(key)}, []bloom.Option{bloom.WithKey(key)}},
+		{"blocked-uniform", bloom.Growth{UniformLayout: true}, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,6 +194,36 @@ func TestScalableSameAsInMemory(t *testing.T) {
 				}
 			}
 			sameSubFilters(t, c, info, mem, tc.bopt)
+			// A blocked filter's small sub-filters are classic here too,
+			// unless it is uniform; the metadata's version says which.
+			classic := info.Layout == bloom.Blocked && !tc.so.UniformLayout
+			if got := info.Subs[0].Sizing.Layout != info.Layout; got != classic {
+				t.Errorf("first sub-filter %v in a %s filter", info.Subs[0].Sizing, info.Layout)
+			}
+			format := c.HGet(ctx, s.name, "format").Val()
+			if want := map[bool]string{false: scalableFormat, true: scalableFormatSmall}[classic]; format != want {
+				t.Errorf("format %q, want %q", format, want)
+			}
+			// Opened from its metadata, it goes on growing alike.
+			var keyOpts []Option
+			if tc.name == "keyed" {
+				keyOpts = tc.opts
+			}
+			o, err := OpenScalable(ctx, c, s.name, keyOpts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			more := items("again", 0, 20_000)
+			got, err = o.AddMany(ctx, more)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, it := range more {
+				if want, _ := mem.Add(it); got[i] != want {
+					t.Fatalf("reopened: AddMany[%d] = %v, in memory %v", i, got[i], want)
+				}
+			}
+			sameSubFilters(t, c, mustInfo(t, o), mem, tc.bopt)
 		})
 	}
 }
@@ -450,7 +481,8 @@ func TestScalableOpen(t *testing.T) {
 	// Damaged metadata.
 	good := c.HGetAll(ctx, "sc").Val()
 	for name, change := range map[string]func(h map[string]string){
-		"v2":         func(h map[string]string) { h["format"] = "bloomery-scalable 2" },
+		"v3":         func(h map[string]string) { h["format"] = "bloomery-scalable 3" },
+		"v2-classic": func(h map[string]string) { h["layout"] = bloom.Classic.String() },
 		"no-n0":      func(h map[string]string) { delete(h, "n0") },
 		"bad-p":      func(h map[string]string) { h["p"] = "1.5" },
 		"extra":      func(h map[string]string) { h["color"] = "red" },

@@ -52,7 +52,7 @@ func KindOf(cmd *redis.StringCmd) (Kind, error) {
 		return NotAFilter, nil
 	case err != nil:
 		return NotAFilter, err
-	case v == scalableFormat:
+	case v == scalableFormat, v == scalableFormatSmall:
 		return ScalableKind, nil
 	case v == cuckooFormat:
 		return CuckooKind, nil

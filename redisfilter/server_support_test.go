@@ -9,17 +9,20 @@ import (
 	"github.com/bloomery/bloom"
 )
 
-// TestIsScalable: only a scalable filter's metadata counts; missing keys,
-// other types, plain hashes, a Filter and a sub-filter's bitmap do not.
+// TestIsScalable: only a scalable filter's metadata counts (of either
+// format: "sf" has small classic sub-filters, "uniform" not); missing
+// keys, other types, plain hashes, a Filter and a sub-filter's bitmap do
+// not.
 func TestIsScalable(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
 	s := mustCreateScalable(t, c, "sf", 100, 0.01, bloom.Growth{})
+	mustCreateScalable(t, c, "uniform", 100, 0.01, bloom.Growth{UniformLayout: true})
 	mustCreate(t, c, "plain-filter", 1000, 0.01)
 	c.Set(ctx, "str", "x", 0)
 	c.HSet(ctx, "hash", "format", "something else")
 	c.RPush(ctx, "list", "x")
-	want := map[string]bool{"sf": true, s.view().subKey(0): false, "plain-filter": false, "str": false,
+	want := map[string]bool{"sf": true, "uniform": true, s.view().subKey(0): false, "plain-filter": false, "str": false,
 		"hash": false, "list": false, "missing": false}
 	for name, w := range want {
 		got, err := IsScalable(CheckScalable(ctx, c, name))

@@ -70,17 +70,3 @@ func TestErrorRepliesSameOnBothBackends(t *testing.T) {
 		}
 	}
 }
-
-// TestCFNotSupportedOnRedisBackend: until the Redis backend keeps cuckoo
-// filters, every CF.* command answers errNotSupported there.
-func TestCFNotSupportedOnRedisBackend(t *testing.T) {
-	rd := redistest.Start(t)
-	_, addr := startServer(t, Config{Backend: "redis://" + rd.Addr() + "/0"})
-	c := dialRaw(t, addr)
-	for _, cmd := range cuckooCommands() {
-		args := []string{strings.ToUpper(cmd.name), "k", "1", "x"}[:max(cmd.arity, -cmd.arity)]
-		if got := c.do(args...); got != rawErr(string(errNotSupported)) {
-			t.Errorf("%q on the Redis backend: %q", args, got)
-		}
-	}
-}

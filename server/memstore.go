@@ -107,7 +107,7 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 		return nil, err
 	}
 	layout := m.layoutFor(o)
-	first, err := bloom.Size(o.capacity, o.firstRate(), layout)
+	first, err := firstSizing(o, layout)
 	if err != nil {
 		return nil, createError(err)
 	}
@@ -124,6 +124,21 @@ func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
 		return nil, fmt.Errorf("server: create filter: %w", err)
 	}
 	return f, nil
+}
+
+// firstSizing is the geometry of the first sub-filter NewScalable makes
+// for o in layout, which create charges: by the plan in Bloomery's layout
+// (where a small one is classic, docs/DESIGN.md §5), by RedisBloom's
+// sizing in its own.
+func firstSizing(o createOpts, layout bloom.Layout) (bloom.Sizing, error) {
+	if layout == bloom.RedisBloom {
+		return bloom.Size(o.capacity, o.firstRate(), layout)
+	}
+	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithLayout(layout))
+	if err != nil {
+		return bloom.Sizing{}, err
+	}
+	return plan.Sub(0)
 }
 
 // filterLayout is the layout of new filters cfg asks for.

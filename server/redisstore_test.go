@@ -316,13 +316,13 @@ func TestRedisBackendSharedRedis(t *testing.T) {
 	// b makes it again, non-scaling and small: a sees the new one.
 	want(t, b, cmd("OK", "BF.RESERVE", "s", "0.01", "2", "NONSCALING"), cmd("1", "BF.ADD", "s", "x"))
 	want(t, a, cmd("1", "BF.EXISTS", "s", "x"), cmd("0", "BF.EXISTS", "s", "b0"),
-		cmd("[Capacity 2 Size 64 Number of filters 1 Number of items inserted 1 Expansion rate <nil>]", "BF.INFO", "s"),
+		cmd("[Capacity 2 Size 8 Number of filters 1 Number of items inserted 1 Expansion rate <nil>]", "BF.INFO", "s"),
 		cmd("[1 ERR non scaling filter is full]", "BF.MADD", "s", "y", "z"))
 	// a deletes it, then adds: a new filter with the defaults, seen by b.
 	want(t, a, cmd("1", "DEL", "s"))
 	want(t, b, cmd("0", "BF.EXISTS", "s", "x"))
 	want(t, a, cmd("1", "BF.ADD", "s", "q"))
-	want(t, b, cmd("[Capacity 100 Size 192 Number of filters 1 Number of items inserted 1 Expansion rate 2]", "BF.INFO", "s"),
+	want(t, b, cmd("[Capacity 100 Size 152 Number of filters 1 Number of items inserted 1 Expansion rate 2]", "BF.INFO", "s"),
 		cmd("0", "BF.EXISTS", "s", "x"), cmd("1", "EXPIRE", "s", "100"))
 	want(t, a, cmd("100", "TTL", "s"), cmd("1", "PERSIST", "s"))
 	want(t, b, cmd("-1", "TTL", "s"))

@@ -133,7 +133,11 @@ func infoFilter(t *infoTable, m *bloom.MappedFilter) {
 func infoScalable(t *infoTable, s *bloom.Scalable) error {
 	info, opts := s.Info(), s.Growth()
 	t.row("kind", "scalable filter (kind 2), read into memory")
-	t.row("layout", "%s", s.Layout())
+	if s.Layout() == bloom.Blocked && !opts.UniformLayout {
+		t.row("layout", "%s (sub-filters of at most 512 bytes classic where that is smaller)", s.Layout())
+	} else {
+		t.row("layout", "%s", s.Layout())
+	}
 	t.row("hash", "%s", s.HashID())
 	t.row("initial capacity", "%d items", s.InitialCap())
 	t.row("target rate (p)", "%s (compound, over all sub-filters)", formatRate(s.TargetFPR()))
@@ -154,12 +158,12 @@ func infoScalable(t *infoTable, s *bloom.Scalable) error {
 
 	// A table of the sub-filters; fills from their bits.
 	fmt.Fprintln(t.tw)
-	fmt.Fprintln(t.tw, "sub-filter\tcapacity\ttarget rate\tbits\tk\titems\tbits set\testimated rate")
+	fmt.Fprintln(t.tw, "sub-filter\tcapacity\ttarget rate\tbits\tk\titems\tbits set\testimated rate\tlayout")
 	for i, sub := range s.SubFilters() {
 		sz := sub.Sizing
 		_, rate := bloom.EstimateFromFill(sz, sub.SetBits)
-		fmt.Fprintf(t.tw, "%d\t%d\t%s\t%d\t%d\t%d\t%.2f%%\t%s\n", i, sz.N, formatRate(sz.P),
-			sz.Bits, sz.K, sub.Items, 100*float64(sub.SetBits)/float64(sz.Bits), formatRate(rate))
+		fmt.Fprintf(t.tw, "%d\t%d\t%s\t%d\t%d\t%d\t%.2f%%\t%s\t%s\n", i, sz.N, formatRate(sz.P),
+			sz.Bits, sz.K, sub.Items, 100*float64(sub.SetBits)/float64(sz.Bits), formatRate(rate), sz.Layout)
 	}
 	if info.NonScaling && info.Items >= info.Capacity {
 		t.notes = append(t.notes, fmt.Sprintf(

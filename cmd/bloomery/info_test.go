@@ -82,7 +82,7 @@ func TestInfoScalable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 250 { // three sub-filters: 100 + 200
+	for i := range 350 { // three sub-filters: 100 + 200 + 50 of 400
 		if _, err := s.Add(fmt.Appendf(nil, "item-%d", i)); err != nil {
 			t.Fatal(err)
 		}
@@ -107,8 +107,15 @@ func TestInfoScalable(t *testing.T) {
 	if len(subs) != 1+info.Filters || !strings.HasPrefix(subs[0], "sub-filter") {
 		t.Fatalf("sub-filter table:\n%s", rest)
 	}
-	if cells := cellSep.Split(subs[1], -1); len(cells) != 8 || cells[0] != "0" || cells[1] != "100" || cells[5] != "100" {
-		t.Errorf("sub-filter 0 row %q, want capacity 100 and 100 items", cells)
+	// Sub-filter 0 (100 items at 0.009) is classic: 128 bytes, not 3 blocks.
+	if cells := cellSep.Split(subs[1], -1); len(cells) != 9 || cells[0] != "0" || cells[1] != "100" || cells[5] != "100" || cells[8] != "classic" {
+		t.Errorf("sub-filter 0 row %q, want capacity 100, 100 items, classic", cells)
+	}
+	if cells := cellSep.Split(subs[3], -1); len(cells) != 9 || cells[8] != "blocked" {
+		t.Errorf("sub-filter 2 row %q, want blocked", cells)
+	}
+	if !strings.Contains(out, "blocked (sub-filters of at most 512 bytes classic") {
+		t.Errorf("no layout rule in:\n%s", out)
 	}
 	if strings.Contains(out, "warning") {
 		t.Errorf("a warning for a scalable filter that grew:\n%s", out)
