@@ -43,11 +43,8 @@ func (s *Scalable) ExistsMany(ctx context.Context, items [][]byte) ([]bool, erro
 	out := make([]bool, len(items))
 	hashes := s.hashes(items)
 	m := s.view()
-	var r *blockReader
-	if m.plan.Layout == bloom.Blocked {
-		r = getReader()
-		defer putReader(r)
-	}
+	r := getReader() // used for the blocked sub-filters, if any
+	defer putReader(r)
 	for from, stale := 0, 0; from < len(hashes); {
 		n := min(len(hashes)-from, chunkItems(m))
 		current, err := s.probeAll(ctx, m, r, hashes[from:from+n], out[from:from+n])
@@ -69,16 +66,27 @@ func (s *Scalable) ExistsMany(ctx context.Context, items [][]byte) ([]bool, erro
 	return out, nil
 }
 
-// chunkItems is the most items ExistsMany reads from m in one pipeline.
+// chunkItems is the most items ExistsMany reads from m in one pipeline:
+// within chainBlocks blocks of its blocked sub-filters and pipelineOps
+// bits of its classic ones (a blocked chain's small sub-filters are
+// classic, docs/DESIGN.md §5).
 func chunkItems(m *scalableMeta) int {
-	if m.plan.Layout == bloom.Blocked {
-		return max(1, chainBlocks/len(m.subs))
-	}
-	per := 0
+	blocked, bits := 0, 0
 	for _, sz := range m.subs {
-		per += int(sz.K)
+		if sz.Layout == bloom.Blocked {
+			blocked++
+		} else {
+			bits += int(sz.K)
+		}
 	}
-	return max(1, pipelineOps/per)
+	n := len(m.subs) * chainBlocks // no bound yet
+	if blocked > 0 {
+		n = chainBlocks / blocked
+	}
+	if bits > 0 {
+		n = min(n, pipelineOps/bits)
+	}
+	return max(1, n)
 }
 
 // A chainRead is the reads of a chunk of items from every sub-filter.
@@ -89,18 +97,17 @@ type chainRead interface {
 }
 
 // probeAll tests hashes against m's sub-filters, setting out[i] for the
-// items found, and reports whether m was current. r, if not nil, reads
-// blocked sub-filters.
+// items found, and reports whether m was current. r reads the blocked
+// sub-filters, bitProbes the classic ones, in the same pipeline.
 func (s *Scalable) probeAll(ctx context.Context, m *scalableMeta, r *blockReader, hashes []bloom.Hash, out []bool) (bool, error) {
-	var reads chainRead = &bitProbes{m: m, hashes: hashes}
-	if r != nil {
-		r.locateChain(m, hashes)
-		reads = blockAnswers{r}
-	}
+	r.locateChain(m, hashes)
+	reads := []chainRead{blockAnswers{r}, &bitProbes{m: m, hashes: hashes}}
 	var st *redis.SliceCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		st = p.HMGet(ctx, s.name, "id", "filters")
-		reads.queue(ctx, p)
+		for _, rd := range reads {
+			rd.queue(ctx, p)
+		}
 		return nil
 	})
 	if err := st.Err(); err != nil && !errors.Is(err, redis.Nil) {
@@ -116,18 +123,25 @@ func (s *Scalable) probeAll(ctx context.Context, m *scalableMeta, r *blockReader
 	if vals[0] != m.id || vals[1] != strconv.Itoa(len(m.subs)) {
 		return false, nil
 	}
-	if err := reads.answer(out); err != nil {
-		return false, fmt.Errorf("redisfilter: test %q: %w", s.name, err)
+	for _, rd := range reads {
+		if err := rd.answer(out); err != nil {
+			return false, fmt.Errorf("redisfilter: test %q: %w", s.name, err)
+		}
 	}
 	return true, nil
 }
 
-// locateChain fills r for hashes in every sub-filter of m (each one key),
-// sorted by sub-filter and block.
+// locateChain fills r for hashes in every blocked sub-filter of m (each
+// one key), sorted by sub-filter and block. A classic sub-filter gets an
+// empty layer, so that layers stay indexed by key.
 func (r *blockReader) locateChain(m *scalableMeta, hashes []bloom.Hash) {
 	r.start(m.subKeys())
 	offs := make([]uint64, 0, bloom.MaxK)
 	for i, sz := range m.subs {
+		if sz.Layout != bloom.Blocked {
+			r.layer(int(sz.K), 0)
+			continue
+		}
 		r.layer(int(sz.K), len(hashes))
 		for j, h := range hashes {
 			offs = sz.Offsets(h, offs[:0])
@@ -145,8 +159,8 @@ func (b blockAnswers) answer(out []bool) error {
 	return nil
 }
 
-// bitProbes reads classic sub-filters: BITFIELD_RO commands, each of
-// some items against one sub-filter.
+// bitProbes reads the classic sub-filters of a chain: BITFIELD_RO
+// commands, each of some items against one sub-filter.
 type bitProbes struct {
 	m      *scalableMeta
 	hashes []bloom.Hash
@@ -163,6 +177,9 @@ type probe struct {
 func (b *bitProbes) queue(ctx context.Context, p redis.Pipeliner) {
 	offs := make([]uint64, 0, bloom.MaxK)
 	for i, sz := range b.m.subs {
+		if sz.Layout == bloom.Blocked {
+			continue // blockReader's
+		}
 		k := int(sz.K)
 		per := max(1, MaxOpsPerCommand/k)
 		for from := 0; from < len(b.hashes); from += per {
