@@ -226,7 +226,7 @@ func reportCuckoo(ctx context.Context, targets []*target) error {
 			continue
 		}
 		cl := redis.NewClient(&redis.Options{Addr: t.addr})
-		info, err := cl.Do(ctx, "CF.INFO", "cf").Slice()
+		info, err := cl.Do(ctx, "CF.INFO", "cf").Result() // a map in RESP3, a list in RESP2
 		cl.Close()
 		if err != nil {
 			return fmt.Errorf("%s: CF.INFO: %w", t.name, err)
