@@ -17,10 +17,11 @@ race:
 	$(GO) test -race -count=1 ./...
 
 # The tests that skip under the race detector (statistical accuracy:
-# TestFPR…; allocation counts: TestNoRace…) run here, without it;
+# TestFPR…; allocation counts and long runs: TestNoRace…) run here,
+# without it;
 # TestRaceSkipsRunSomewhere keeps that naming true.
 accuracy:
-	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' . ./guard
+	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' . ./guard ./cuckoo
 
 FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk FuzzLoadRedisBloomHeader
 

@@ -10,4 +10,10 @@
 // default options (RESP3, client-side caching), against bloomery serve:
 // its connection setup, its Bloom filter commands, a dump and reload, and
 // a cached read invalidated by another client's write.
+//
+// cuckoo_redisbloom_test.go moves cuckoo filters of 10⁶ items between a
+// real RedisBloom ($BLOOMERY_REDISBLOOM) and bloomery serve with
+// CF.SCANDUMP and CF.LOADCHUNK, both ways, and compares the servers'
+// CF.INFO, CF.MEXISTS and CF.COUNT replies byte for byte, through the
+// raw pipelines of pipeline_test.go.
 package interop

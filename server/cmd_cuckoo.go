@@ -59,7 +59,7 @@ func cmdCFReserve(c *conn, args [][]byte) {
 		c.error(msg)
 		return
 	}
-	if err := c.srv.cuckoo.Reserve(c.ctx, string(args[1]), o); err != nil {
+	if err := c.srv.cuckoo.Reserve(c.ctx, c.filterKey(args[1]), o); err != nil {
 		c.fail(err)
 		return
 	}
@@ -85,7 +85,7 @@ func (c *conn) cfAdd(key string, items [][]byte, a cuckooAdd) ([]cuckoo.Status, 
 // that found no room.
 func cmdCFAdd(c *conn, args [][]byte) {
 	c.cfCreate = defaultCuckoo
-	res, ok := c.cfAdd(string(args[1]), args[2:3], cuckooAdd{nx: isNX(args[0]), create: &c.cfCreate})
+	res, ok := c.cfAdd(c.filterKey(args[1]), args[2:3], cuckooAdd{nx: isNX(args[0]), create: &c.cfCreate})
 	if !ok {
 		return
 	}
@@ -119,7 +119,7 @@ func cmdCFInsert(c *conn, args [][]byte) {
 		c.cfCreate.capacity = req.capacity
 		a.create = &c.cfCreate
 	}
-	res, ok := c.cfAdd(string(args[1]), req.items, a)
+	res, ok := c.cfAdd(c.filterKey(args[1]), req.items, a)
 	if !ok {
 		return
 	}
@@ -151,7 +151,7 @@ func lowerName(name []byte) string {
 // by the name's fourth letter).
 func cmdCFExists(c *conn, args [][]byte) {
 	found := c.boolsFor(len(args) - 2)
-	if err := c.srv.cuckoo.Exists(c.ctx, string(args[1]), args[2:], found); err != nil {
+	if err := c.srv.cuckoo.Exists(c.ctx, c.filterKey(args[1]), args[2:], found); err != nil {
 		c.fail(err)
 		return
 	}
@@ -162,7 +162,7 @@ func cmdCFExists(c *conn, args [][]byte) {
 }
 
 func cmdCFCount(c *conn, args [][]byte) {
-	n, err := c.srv.cuckoo.Count(c.ctx, string(args[1]), args[2])
+	n, err := c.srv.cuckoo.Count(c.ctx, c.filterKey(args[1]), args[2])
 	if err != nil {
 		c.fail(err)
 		return
@@ -171,7 +171,7 @@ func cmdCFCount(c *conn, args [][]byte) {
 }
 
 func cmdCFDel(c *conn, args [][]byte) {
-	deleted, err := c.srv.cuckoo.Delete(c.ctx, string(args[1]), args[2])
+	deleted, err := c.srv.cuckoo.Delete(c.ctx, c.filterKey(args[1]), args[2])
 	if err != nil {
 		c.fail(err)
 		return
@@ -180,7 +180,7 @@ func cmdCFDel(c *conn, args [][]byte) {
 }
 
 func cmdCFCompact(c *conn, args [][]byte) {
-	if err := c.srv.cuckoo.Compact(c.ctx, string(args[1])); err != nil {
+	if err := c.srv.cuckoo.Compact(c.ctx, c.filterKey(args[1])); err != nil {
 		c.fail(err)
 		return
 	}
@@ -194,7 +194,7 @@ var cfInfoFields = [...]string{"Size", "Number of buckets", "Number of filters",
 // cmdCFInfo answers CF.INFO: names and integers, a flat array in RESP2,
 // a map in RESP3.
 func cmdCFInfo(c *conn, args [][]byte) {
-	in, err := c.srv.cuckoo.Info(c.ctx, string(args[1]))
+	in, err := c.srv.cuckoo.Info(c.ctx, c.filterKey(args[1]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -214,7 +214,7 @@ func cmdCFInfo(c *conn, args [][]byte) {
 // cmdCFDebug answers CF.DEBUG: one line, "bktsize:B buckets:N items:I
 // deletes:D filters:F max_iterations:M expansion:E".
 func cmdCFDebug(c *conn, args [][]byte) {
-	in, err := c.srv.cuckoo.Info(c.ctx, string(args[1]))
+	in, err := c.srv.cuckoo.Info(c.ctx, c.filterKey(args[1]))
 	if err != nil {
 		c.fail(err)
 		return
@@ -235,7 +235,7 @@ func cmdCFScanDump(c *conn, args [][]byte) {
 		c.error("Invalid position")
 		return
 	}
-	next, chunk, err := c.srv.cuckoo.ScanDump(c.ctx, string(args[1]), iter)
+	next, chunk, err := c.srv.cuckoo.ScanDump(c.ctx, c.filterKey(args[1]), iter)
 	c.writeChunk(next, chunk, err, true)
 }
 

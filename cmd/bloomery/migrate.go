@@ -8,20 +8,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// migrate copies Bloom filter keys between servers that speak BF.*
-// (RedisBloom, Redis 8, bloomery serve) through BF.SCANDUMP and
-// BF.LOADCHUNK: the bytes move, not the items, so a copy answers every
-// query as its source does, false positives included.
+// migrate copies Bloom and cuckoo filter keys between servers that
+// speak BF.* and CF.* (RedisBloom, Redis 8, bloomery serve) through
+// BF.SCANDUMP/BF.LOADCHUNK and CF.SCANDUMP/CF.LOADCHUNK: the bytes move,
+// not the items, so a copy answers every query as its source does, false
+// positives included.
 func newMigrateCmd() *cobra.Command {
 	var o migrateOptions
 	cmd := &cobra.Command{
 		Use:   "migrate SRC DST",
-		Short: "Copy Bloom filter keys between RedisBloom, Redis 8 and bloomery servers",
-		Long: `Copy every Bloom filter key (RedisBloom's type MBbloom--) matching
---match from SRC to DST, with BF.SCANDUMP and BF.LOADCHUNK, keeping
-each key's expiry. SRC and DST are servers that speak BF.*: RedisBloom,
-Redis 8 or bloomery serve, as redis://[user:password@]host:port[/db],
-rediss://… or bloomery://[user:password@]host:port.
+		Short: "Copy Bloom and cuckoo filter keys between RedisBloom, Redis 8 and bloomery servers",
+		Long: `Copy every Bloom filter key (RedisBloom's type MBbloom--) and every
+cuckoo filter key (MBbloomCF) matching --match from SRC to DST, with
+BF.SCANDUMP and BF.LOADCHUNK (CF.SCANDUMP and CF.LOADCHUNK), keeping
+each key's expiry. SRC and DST are servers that speak BF.* and CF.*:
+RedisBloom, Redis 8 or bloomery serve, as
+redis://[user:password@]host:port[/db], rediss://… or
+bloomery://[user:password@]host:port.
 
 Each key is loaded under a temporary name on DST and renamed over its
 name only when whole, so an interrupted run leaves no half-copied key:
@@ -30,14 +33,14 @@ with the same dump is skipped ("already there"); one that differs is a
 conflict, left alone unless --replace.
 
 Then a verification pass (unless --verify=false) checks every copied
-key: BF.INFO equal on both sides, and --probes random items answering
-the same on both, false positives included.
+key: BF.INFO (CF.INFO) equal on both sides, and --probes random items
+answering the same on both, false positives included.
 
 Keys of other types are skipped and counted by type. A filter made by
 bloomery serve in its own layout cannot be loaded by RedisBloom: its
 BF.LOADCHUNK refuses the dump, and the report says so; filters in
 RedisBloom's layout (loaded from RedisBloom, or made with bloomery serve
---layout redisbloom) move both ways.`,
+--filter-layout redisbloom) move both ways, as every cuckoo filter does.`,
 		Example: `  # From RedisBloom (or Redis 8) into bloomery serve, then check:
   bloomery migrate redis://127.0.0.1:6379/0 bloomery://127.0.0.1:6380
 
@@ -70,7 +73,7 @@ RedisBloom's layout (loaded from RedisBloom, or made with bloomery serve
 	f := cmd.Flags()
 	f.StringVar(&o.match, "match", "*", "copy the keys matching this glob pattern (as SCAN MATCH)")
 	f.BoolVar(&o.replace, "replace", false, "overwrite keys DST holds with other contents")
-	f.BoolVar(&o.verify, "verify", true, "check every copied key afterwards: BF.INFO and --probes random items")
+	f.BoolVar(&o.verify, "verify", true, "check every copied key afterwards: BF.INFO (CF.INFO) and --probes random items")
 	f.IntVar(&o.probes, "probes", 1000, "random items the verification asks both sides about, per key")
 	f.IntVar(&o.scanCount, "scan-count", 500, "COUNT of each SCAN on SRC")
 	return cmd
@@ -89,6 +92,7 @@ type migrateOptions struct {
 type migrateReport struct {
 	scanned      int            // keys SRC listed
 	copied       int            // keys loaded on DST
+	cuckoo       int            // of them cuckoo filters
 	present      int            // keys DST already held, with the same dump
 	conflicts    int            // keys DST holds with other contents (not --replace)
 	vanished     int            // keys gone from SRC before they were read
@@ -115,6 +119,9 @@ func (r *migrateReport) print(w io.Writer) {
 	fmt.Fprintf(w, "keys scanned:      %d\n", r.scanned)
 	fmt.Fprintf(w, "copied:            %d (%.0f keys/s, %.2f MB/s, %s)\n", r.copied,
 		float64(r.copied)/secs, float64(r.bytes)/1e6/secs, r.took.Round(time.Millisecond))
+	if r.cuckoo > 0 {
+		fmt.Fprintf(w, "of which cuckoo:   %d\n", r.cuckoo)
+	}
 	lines := []struct {
 		n    int
 		what string

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,9 +13,31 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// bloomType is what TYPE answers for a Bloom filter key, in RedisBloom
-// and in bloomery serve.
-const bloomType = "MBbloom--"
+// filterKind is a type of key migrate moves: what TYPE answers for it,
+// in RedisBloom and in bloomery serve, and its commands' prefix.
+type filterKind struct {
+	typ, prefix string
+}
+
+// The kinds migrate moves: Bloom filters (BF.*) and cuckoo filters (CF.*).
+var (
+	bloomKind  = filterKind{"MBbloom--", "BF"}
+	cuckooKind = filterKind{"MBbloomCF", "CF"}
+)
+
+// kindOf is the kind of a key of type typ, or false for a type migrate
+// skips.
+func kindOf(typ string) (filterKind, bool) {
+	for _, k := range []filterKind{bloomKind, cuckooKind} {
+		if k.typ == typ {
+			return k, true
+		}
+	}
+	return filterKind{}, false
+}
+
+// cmd is the name of the kind's command op: "BF.SCANDUMP" for "SCANDUMP".
+func (k filterKind) cmd(op string) string { return k.prefix + "." + op }
 
 // migrateTempSuffix names the temporary key a filter is loaded under on
 // DST before it is renamed over its name.
@@ -50,7 +73,7 @@ func runMigrate(ctx context.Context, stderr io.Writer, src, dst filterURL, o mig
 	total, _ := sc.DBSize(ctx).Result()
 	bar := newProgress(stderr, "migrate", total)
 	start := time.Now()
-	var copied []string
+	var copied []migrated
 	for cursor := uint64(0); ; {
 		keys, next, err := sc.Scan(ctx, cursor, o.match, int64(o.scanCount)).Result()
 		if err != nil {
@@ -64,15 +87,14 @@ func runMigrate(ctx context.Context, stderr io.Writer, src, dst filterURL, o mig
 		}
 		for i, key := range keys {
 			rep.scanned++
+			kind, ok := kindOf(types[i])
 			switch {
 			case types[i] == "none":
 				rep.vanished++
-			case types[i] != bloomType:
+			case !ok:
 				rep.otherTypes[types[i]]++
-			default:
-				if copyOne(ctx, sc, dc, key, o, rep) {
-					copied = append(copied, key)
-				}
+			case copyOne(ctx, sc, dc, kind, key, o, rep):
+				copied = append(copied, migrated{key, kind})
 			}
 			bar.update(1, int64(rep.scanned))
 		}
@@ -83,11 +105,17 @@ func runMigrate(ctx context.Context, stderr io.Writer, src, dst filterURL, o mig
 	bar.finish()
 	rep.took = time.Since(start)
 	if o.verify {
-		for _, key := range copied {
-			verifyOne(ctx, sc, dc, key, o.probes, rep)
+		for _, m := range copied {
+			verifyOne(ctx, sc, dc, m.kind, m.key, o.probes, rep)
 		}
 	}
 	return rep, nil
+}
+
+// migrated is a key now on DST, for the verification.
+type migrated struct {
+	key  string
+	kind filterKind
 }
 
 // keyTypes asks TYPE of every key in one round trip.
@@ -111,27 +139,27 @@ func keyTypes(ctx context.Context, c *redis.Client, keys []string) ([]string, er
 
 // copyOne copies key, counting the outcome in rep; it reports whether
 // the key is now DST's copy of SRC's (copied, or already there).
-func copyOne(ctx context.Context, sc, dc *redis.Client, key string, o migrateOptions, rep *migrateReport) bool {
+func copyOne(ctx context.Context, sc, dc *redis.Client, kind filterKind, key string, o migrateOptions, rep *migrateReport) bool {
 	pttl, err := sc.PTTL(ctx, key).Result()
 	readAt := time.Now()
 	if err != nil {
 		rep.fail(key, fmt.Errorf("SRC PTTL: %w", err))
 		return false
 	}
-	chunks, err := scanDump(ctx, sc, key)
+	chunks, err := scanDump(ctx, sc, kind, key)
 	switch {
 	case isNotFound(err) || pttl == -2:
 		rep.vanished++
 		return false
 	case err != nil:
-		rep.fail(key, fmt.Errorf("SRC BF.SCANDUMP: %w", err))
+		rep.fail(key, fmt.Errorf("SRC %s: %w", kind.cmd("SCANDUMP"), err))
 		return false
 	}
 	if n, err := dc.Exists(ctx, key).Result(); err != nil {
 		rep.fail(key, fmt.Errorf("DST EXISTS: %w", err))
 		return false
 	} else if n == 1 {
-		have, err := scanDump(ctx, dc, key)
+		have, err := scanDump(ctx, dc, kind, key)
 		switch {
 		case err == nil && sameDump(have, chunks):
 			rep.present++
@@ -141,7 +169,7 @@ func copyOne(ctx context.Context, sc, dc *redis.Client, key string, o migrateOpt
 			return false
 		}
 	}
-	if err := loadDump(ctx, dc, key, chunks); err != nil {
+	if err := loadDump(ctx, dc, kind, key, chunks); err != nil {
 		rep.fail(key, err)
 		return false
 	}
@@ -153,6 +181,9 @@ func copyOne(ctx context.Context, sc, dc *redis.Client, key string, o migrateOpt
 		}
 	}
 	rep.copied++
+	if kind == cuckooKind {
+		rep.cuckoo++
+	}
 	for _, c := range chunks {
 		rep.bytes += int64(len(c.Data))
 	}
@@ -160,10 +191,17 @@ func copyOne(ctx context.Context, sc, dc *redis.Client, key string, o migrateOpt
 }
 
 // scanDump reads key's whole dump.
-func scanDump(ctx context.Context, c *redis.Client, key string) ([]redis.ScanDump, error) {
+func scanDump(ctx context.Context, c *redis.Client, kind filterKind, key string) ([]redis.ScanDump, error) {
 	var chunks []redis.ScanDump
 	for iter := int64(0); ; {
-		d, err := c.BFScanDump(ctx, key, iter).Result()
+		dump := c.BFScanDump
+		if kind == cuckooKind {
+			dump = c.CFScanDump
+		}
+		d, err := dump(ctx, key, iter).Result()
+		if errors.Is(err, redis.Nil) {
+			return chunks, nil // CF.SCANDUMP's end, [0, nil], reads as redis.Nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -177,15 +215,15 @@ func scanDump(ctx context.Context, c *redis.Client, key string) ([]redis.ScanDum
 
 // loadDump loads chunks under a temporary name on c and renames it over
 // key: key is replaced whole or not at all.
-func loadDump(ctx context.Context, c *redis.Client, key string, chunks []redis.ScanDump) error {
+func loadDump(ctx context.Context, c *redis.Client, kind filterKind, key string, chunks []redis.ScanDump) error {
 	tmp := key + migrateTempSuffix
 	if err := c.Del(ctx, tmp).Err(); err != nil {
 		return fmt.Errorf("DST DEL %s: %w", tmp, err)
 	}
 	for _, ch := range chunks {
-		if err := c.BFLoadChunk(ctx, tmp, ch.Iter, ch.Data).Err(); err != nil {
+		if err := c.Do(ctx, kind.cmd("LOADCHUNK"), tmp, ch.Iter, ch.Data).Err(); err != nil {
 			c.Del(ctx, tmp)
-			return fmt.Errorf("DST BF.LOADCHUNK: %w%s", err, loadHint(err))
+			return fmt.Errorf("DST %s: %w%s", kind.cmd("LOADCHUNK"), err, loadHint(kind, err))
 		}
 	}
 	if err := c.Rename(ctx, tmp, key).Err(); err != nil {
@@ -195,13 +233,13 @@ func loadDump(ctx context.Context, c *redis.Client, key string, chunks []redis.S
 	return nil
 }
 
-// loadHint explains a refused dump: RedisBloom loads only filters in its
-// own layout, so filters made by bloomery serve in bloomery's layout
-// cannot move to it.
-func loadHint(err error) string {
-	if strings.Contains(err.Error(), "invalid") || strings.Contains(err.Error(), "received bad data") {
+// loadHint explains a refused Bloom filter dump: RedisBloom loads only
+// filters in its own layout, so filters made by bloomery serve in
+// bloomery's layout cannot move to it. (Cuckoo filters have one layout.)
+func loadHint(kind filterKind, err error) string {
+	if kind == bloomKind && strings.Contains(err.Error(), "invalid") || strings.Contains(err.Error(), "received bad data") {
 		return " (DST refuses the dump's format: RedisBloom loads only filters in RedisBloom's layout, " +
-			"which bloomery serve makes with --layout redisbloom)"
+			"which bloomery serve makes with --filter-layout redisbloom)"
 	}
 	return ""
 }
@@ -214,10 +252,10 @@ func isNotFound(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "not found")
 }
 
-// verifyOne checks that DST's key answers as SRC's: BF.INFO, the
-// expiry (within 2 s) and probes random items.
-func verifyOne(ctx context.Context, sc, dc *redis.Client, key string, probes int, rep *migrateReport) {
-	if err := compareKey(ctx, sc, dc, key, probes); err != nil {
+// verifyOne checks that DST's key answers as SRC's: BF.INFO (CF.INFO),
+// the expiry (within 2 s) and probes random items.
+func verifyOne(ctx context.Context, sc, dc *redis.Client, kind filterKind, key string, probes int, rep *migrateReport) {
+	if err := compareKey(ctx, sc, dc, kind, key, probes); err != nil {
 		rep.verifyFailed++
 		if rep.verifyErr == "" {
 			rep.verifyErr = fmt.Sprintf("%q: %v", key, err)
@@ -227,17 +265,18 @@ func verifyOne(ctx context.Context, sc, dc *redis.Client, key string, probes int
 	rep.verified++
 }
 
-func compareKey(ctx context.Context, sc, dc *redis.Client, key string, probes int) error {
-	si, err := sc.Do(ctx, "BF.INFO", key).Result()
+func compareKey(ctx context.Context, sc, dc *redis.Client, kind filterKind, key string, probes int) error {
+	info, mexists := kind.cmd("INFO"), kind.cmd("MEXISTS")
+	si, err := sc.Do(ctx, info, key).Result()
 	if err != nil {
-		return fmt.Errorf("SRC BF.INFO: %w", err)
+		return fmt.Errorf("SRC %s: %w", info, err)
 	}
-	di, err := dc.Do(ctx, "BF.INFO", key).Result()
+	di, err := dc.Do(ctx, info, key).Result()
 	if err != nil {
-		return fmt.Errorf("DST BF.INFO: %w", err)
+		return fmt.Errorf("DST %s: %w", info, err)
 	}
 	if fmt.Sprint(si) != fmt.Sprint(di) {
-		return fmt.Errorf("BF.INFO differs: SRC %v, DST %v", si, di)
+		return fmt.Errorf("%s differs: SRC %v, DST %v", info, si, di)
 	}
 	st, _ := sc.PTTL(ctx, key).Result()
 	dt, _ := dc.PTTL(ctx, key).Result()
@@ -246,17 +285,18 @@ func compareKey(ctx context.Context, sc, dc *redis.Client, key string, probes in
 	}
 	for done := 0; done < probes; {
 		n := min(probes-done, 1000)
-		items := make([]any, n)
-		for i := range items {
-			items[i] = randomProbe()
+		args := []any{mexists, key}
+		for range n {
+			args = append(args, randomProbe())
 		}
-		a, err := sc.BFMExists(ctx, key, items...).Result()
+		items := args[2:]
+		a, err := sc.Do(ctx, args...).BoolSlice()
 		if err != nil {
-			return fmt.Errorf("SRC BF.MEXISTS: %w", err)
+			return fmt.Errorf("SRC %s: %w", mexists, err)
 		}
-		b, err := dc.BFMExists(ctx, key, items...).Result()
+		b, err := dc.Do(ctx, args...).BoolSlice()
 		if err != nil {
-			return fmt.Errorf("DST BF.MEXISTS: %w", err)
+			return fmt.Errorf("DST %s: %w", mexists, err)
 		}
 		if i := slices.Index(boolsDiffer(a, b), true); i >= 0 {
 			return fmt.Errorf("item %q: SRC answers %v, DST %v", items[i], a[i], b[i])

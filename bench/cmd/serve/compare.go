@@ -26,6 +26,19 @@ var allCases = []benchCase{
 	{"exists", "BF.EXISTS bf __rand_int__", "SISMEMBER set __rand_int__"},
 	{"madd10", "BF.MADD bf" + strings.Repeat(" __rand_int__", 10), ""},
 	{"newkey", "BF.ADD key:__rand_int__ x", "SADD key:__rand_int__ x"}, // every request makes a filter
+	{"cfadd", "CF.ADD cf __rand_int__", ""},
+	{"cfexists", "CF.EXISTS cf __rand_int__", ""},
+}
+
+// cfCapacity is the cuckoo filter's CF.RESERVE on every server: 2²⁴
+// buckets of 2 (32 MiB, within bloomery's default 128 MiB per filter),
+// so that the prefill and every CF.ADD of a run (rounds × -n × depths)
+// stay in one sub-filter, well below the load at which it grows.
+const cfCapacity = 1 << 25
+
+// usesCuckoo reports whether a case of cases runs CF.* commands.
+func usesCuckoo(cases []benchCase) bool {
+	return slices.ContainsFunc(cases, func(c benchCase) bool { return strings.HasPrefix(c.bf, "CF.") })
 }
 
 func caseNames() string {
@@ -74,7 +87,7 @@ func compareAll(o options, tmp string) error {
 		return err
 	}
 	for _, t := range targets {
-		if err := prefill(context.Background(), t); err != nil {
+		if err := prefill(context.Background(), t, usesCuckoo(o.cases)); err != nil {
 			return fmt.Errorf("%s: prefill: %w", t.name, err)
 		}
 	}
@@ -84,6 +97,9 @@ func compareAll(o options, tmp string) error {
 		if err := compare(o, targets, p); err != nil {
 			return err
 		}
+	}
+	if usesCuckoo(o.cases) {
+		return reportCuckoo(context.Background(), targets)
 	}
 	return nil
 }
@@ -173,25 +189,57 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 }
 
 // prefill gives the exists cases something to find: 1e6 items in bf (in
-// set for plain redis-server).
-func prefill(ctx context.Context, t *target) error {
+// set for plain redis-server), and with cf, 1e6 in the cuckoo filter cf
+// of cfCapacity.
+func prefill(ctx context.Context, t *target, cf bool) error {
 	cl := redis.NewClient(&redis.Options{Addr: t.addr})
 	defer cl.Close()
-	cmd, key := "SADD", "set"
-	if t.module {
-		cmd, key = "BF.MADD", "bf"
-		if err := cl.Do(ctx, "BF.RESERVE", key, 0.01, 20_000_000).Err(); err != nil { // within the default 128 MiB per filter
-			return err
-		}
+	if !t.module {
+		return fillMillion(ctx, cl, "SADD", "set")
 	}
+	if err := cl.Do(ctx, "BF.RESERVE", "bf", 0.01, 20_000_000).Err(); err != nil { // within the default 128 MiB per filter
+		return err
+	}
+	if err := fillMillion(ctx, cl, "BF.MADD", "bf"); err != nil || !cf {
+		return err
+	}
+	if err := cl.Do(ctx, "CF.RESERVE", "cf", cfCapacity).Err(); err != nil {
+		return err
+	}
+	return fillMillion(ctx, cl, "CF.INSERT", "cf", "NOCREATE", "ITEMS")
+}
+
+// fillMillion sends cmd with the items 0, 97, 2·97, … (10⁶ of them) in
+// calls of 1000 after the arguments head.
+func fillMillion(ctx context.Context, cl *redis.Client, head ...any) error {
 	for i := 0; i < 1_000_000; i += 1000 {
-		args := []any{cmd, key}
+		args := append([]any(nil), head...)
 		for j := i; j < i+1000; j++ {
 			args = append(args, strconv.Itoa(j*97))
 		}
 		if err := cl.Do(ctx, args...).Err(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// reportCuckoo prints each server's CF.INFO of cf after the runs: the
+// sub-filters and items, so that a table says whether a growth changed
+// what CF.EXISTS reads.
+func reportCuckoo(ctx context.Context, targets []*target) error {
+	fmt.Println()
+	for _, t := range targets {
+		if !t.module {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: t.addr})
+		info, err := cl.Do(ctx, "CF.INFO", "cf").Result() // a map in RESP3, a list in RESP2
+		cl.Close()
+		if err != nil {
+			return fmt.Errorf("%s: CF.INFO: %w", t.name, err)
+		}
+		fmt.Printf("# %s: CF.INFO cf after the runs: %v\n", t.name, info)
 	}
 	return nil
 }
