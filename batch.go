@@ -62,7 +62,6 @@ func (f *Filter) AddHashes(hs []Hash) int {
 		for _, h := range hs[:n] {
 			if f.addBlocked(h) {
 				added++
-				f.inserted++
 			}
 		}
 		hs = hs[n:]

@@ -54,7 +54,7 @@ const maxArrayBytes = 1 << 50
 
 const (
 	modeOther   = 0 // classic or concurrent: dispatch on layout and mode
-	modeBlocked = 1 // blocked, exclusive: the hot path
+	modeBlocked = 1 // blocked, exclusive, k <= maxStraightK: the hot path
 )
 
 type paddedU64 struct {
@@ -175,7 +175,7 @@ func (f *Filter) setup(s Sizing, c config, words []uint64) {
 	if c.concurrent {
 		f.stripes = new([8]paddedU64)
 	}
-	if f.layout == Blocked && !f.concurrent {
+	if f.layout == Blocked && !f.concurrent && f.k <= maxStraightK {
 		f.mode = modeBlocked
 	}
 }
@@ -226,11 +226,7 @@ func (f *Filter) Add(item []byte) bool {
 		h = HashBytes(item)
 	}
 	if f.mode == modeBlocked {
-		if f.addBlocked(h) {
-			f.inserted++
-			return true
-		}
-		return false
+		return f.addBlocked(h)
 	}
 	return f.addOther(h)
 }
@@ -261,11 +257,7 @@ func (f *Filter) TestString(s string) bool { return f.Test(bytesOf(s)) }
 // filter is only correct if h = f.Hash(item).
 func (f *Filter) AddHash(h Hash) bool {
 	if f.mode == modeBlocked {
-		if f.addBlocked(h) {
-			f.inserted++
-			return true
-		}
-		return false
+		return f.addBlocked(h)
 	}
 	return f.addOther(h)
 }
@@ -278,6 +270,8 @@ func (f *Filter) addOther(h Hash) bool {
 		changed = f.addAtomic(h)
 	case f.layout == RedisBloom:
 		changed = f.addRedisBloom(h)
+	case f.layout == Blocked:
+		changed = f.addBlockedLong(h) != 0
 	default:
 		changed = f.addClassic(h)
 	}
@@ -302,6 +296,8 @@ func (f *Filter) testOther(h Hash) bool {
 		return f.testAtomic(h)
 	case f.layout == RedisBloom:
 		return f.testRedisBloom(h)
+	case f.layout == Blocked:
+		return f.testBlockedLong(h)
 	}
 	return f.testClassic(h)
 }

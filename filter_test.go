@@ -681,7 +681,9 @@ func TestOffsets(t *testing.T) {
 	}
 	for _, v := range optVariants() {
 		t.Run(v.name, func(t *testing.T) {
-			for _, k := range []uint32{1, 6, 7, 8, 14, 15, 64} {
+			// Every k of the blocked layout's straight-line path (1-14),
+			// and the loop beyond it.
+			for _, k := range []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 64} {
 				f := newSizedT(t, Sizing{Layout: v.layout, N: 1000, P: 0.1, Bits: 512 * 64, K: k}, v.opts()...)
 				for i, it := range genItems("off", 50) {
 					h := f.Hash(it)

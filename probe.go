@@ -3,7 +3,6 @@ package bloom
 import (
 	"math/bits"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Where an item's bits live.
@@ -33,124 +32,6 @@ import (
 func mulhi(x, n uint64) uint64 {
 	hi, _ := bits.Mul64(x, n)
 	return hi
-}
-
-const fieldsPerWord = 7 // 9-bit fields in one 64-bit probe word
-
-// block returns the 8 words of h's block. mulhi(H1, blocks) < blocks, so
-// the block is always inside the array and needs no bounds check.
-func (f *Filter) block(h Hash) *[8]uint64 {
-	off := uintptr(mulhi(h.H1, f.blocks())) * 64
-	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(f.wp), off))
-}
-
-// addBlocked is the hot path of Add: the probes of each probe word are
-// unrolled (see setN), so even k > 7 costs no inner loop.
-func (f *Filter) addBlocked(h Hash) bool {
-	blk := f.block(h)
-	if f.k <= fieldsPerWord {
-		return setN(blk, h.H2, f.k) != 0
-	}
-	changed := setN(blk, h.H2, fieldsPerWord)
-	for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
-		n := min(left, fieldsPerWord)
-		changed |= setN(blk, probeWord(h, j), n)
-		left -= n
-	}
-	return changed != 0
-}
-
-// setN sets the first n (<= 7) probes of probe word w in blk and returns
-// those that were unset before. A switch on n falls through the probes
-// with constant shifts: no loop.
-func setN(blk *[8]uint64, w uint64, n uint32) uint64 {
-	var c uint64
-	switch n {
-	case 7:
-		c |= setProbe(blk, w>>54)
-		fallthrough
-	case 6:
-		c |= setProbe(blk, w>>45)
-		fallthrough
-	case 5:
-		c |= setProbe(blk, w>>36)
-		fallthrough
-	case 4:
-		c |= setProbe(blk, w>>27)
-		fallthrough
-	case 3:
-		c |= setProbe(blk, w>>18)
-		fallthrough
-	case 2:
-		c |= setProbe(blk, w>>9)
-		fallthrough
-	case 1:
-		c |= setProbe(blk, w)
-	}
-	return c
-}
-
-// setProbe sets the probe at the low 9 bits of x and returns its bit if it
-// was unset, else 0.
-func setProbe(blk *[8]uint64, x uint64) uint64 {
-	i, bit := (x>>6)&7, uint64(1)<<(x&63)
-	old := blk[i]
-	blk[i] = old | bit
-	return bit &^ old
-}
-
-// missing returns the bits, among the first n (<= 7) probes of probe word
-// w, that are not set in blk: 0 if all are set. Probe j is the 9-bit field
-// w>>(9j): word in bits 6-8, bit in bits 0-5. Small enough to inline.
-func missing(blk *[8]uint64, w uint64, n uint32) uint64 {
-	var m uint64
-	for range n {
-		m |= probeMiss(blk, w)
-		w >>= 9
-	}
-	return m
-}
-
-// probeMiss is the probe at the low 9 bits of x if unset in blk, else 0.
-func probeMiss(blk *[8]uint64, x uint64) uint64 {
-	return uint64(1) << (x & 63) &^ blk[(x>>6)&7]
-}
-
-// testBlocked is the hot path of Test: for k <= 7 a switch on k falls
-// through the probes with constant shifts (no loop, no bounds checks).
-func (f *Filter) testBlocked(h Hash) bool {
-	blk, w := f.block(h), h.H2
-	var m uint64
-	switch f.k {
-	case 7:
-		m |= probeMiss(blk, w>>54)
-		fallthrough
-	case 6:
-		m |= probeMiss(blk, w>>45)
-		fallthrough
-	case 5:
-		m |= probeMiss(blk, w>>36)
-		fallthrough
-	case 4:
-		m |= probeMiss(blk, w>>27)
-		fallthrough
-	case 3:
-		m |= probeMiss(blk, w>>18)
-		fallthrough
-	case 2:
-		m |= probeMiss(blk, w>>9)
-		fallthrough
-	case 1:
-		m |= probeMiss(blk, w)
-	default:
-		m = missing(blk, w, fieldsPerWord)
-		for j, left := uint64(1), f.k-fieldsPerWord; left > 0; j++ {
-			n := min(left, fieldsPerWord)
-			m |= missing(blk, probeWord(h, j), n)
-			left -= n
-		}
-	}
-	return m == 0
 }
 
 // classicWord returns w_i of a classic-layout probe sequence.
