@@ -35,6 +35,13 @@
 //   - Redis errors come back wrapped with the filter's name; contexts are
 //     honoured; nothing panics. After Redis restarts, the next calls
 //     succeed again on the same client.
+//   - An add's "new" answer is exact only if its command runs once. A
+//     client that re-sends a write whose reply it lost (go-redis does on
+//     a read timeout, up to Options.MaxRetries) gets the second run's
+//     answer, "not new", for items the first run added. The bits are set
+//     either way: retries never cause a false negative. Where "new" must
+//     be exact (counting, deduplication), give the client MaxRetries: -1
+//     and a read timeout that fits the largest batch.
 //
 // Keys: the metadata key is the filter's name; shard i of generation g is
 // "{<tag>.<g>.<i>}<name>", where tag is a hash of the name.
