@@ -19,7 +19,7 @@ import (
 
 // bloomeries starts the bloomery servers of a run: o.bin as "bloomery"
 // and, with -baseline, o.baseline as "bloomery-base", each in a data
-// directory under tmp and, with -backend redis, with a backing
+// directory under tmp (<name>-data) and, with -backend redis, with a backing
 // redis-server of its own.
 func bloomeries(o options, tmp string) ([]*target, error) {
 	bins := []struct{ name, bin string }{{"bloomery", o.bin}}
@@ -28,7 +28,8 @@ func bloomeries(o options, tmp string) ([]*target, error) {
 	}
 	var out []*target
 	for _, b := range bins {
-		t, err := startTarget(o, b.name, b.bin, filepath.Join(tmp, b.name))
+		// Not tmp/<name>: the bloomery binary BuildBloomery made is tmp/bloomery.
+		t, err := startTarget(o, b.name, b.bin, filepath.Join(tmp, b.name+"-data"))
 		if err != nil {
 			for _, t := range out {
 				t.stop()
