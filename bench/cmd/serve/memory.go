@@ -24,7 +24,8 @@ func measureMemory(o options, dir string) error {
 	if err != nil {
 		return err
 	}
-	cl := redis.NewClient(&redis.Options{Addr: b.addr})
+	// RESP2: BF.INFO's reply is then an array (RESP3 makes it a map).
+	cl := redis.NewClient(&redis.Options{Addr: b.addr, Protocol: 2})
 	defer cl.Close()
 	n := o.memN
 	if err := cl.Do(ctx, "BF.RESERVE", "mem", 0.01, n).Err(); err != nil {
