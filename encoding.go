@@ -62,8 +62,12 @@ type header struct {
 	small                     bool    // version 3: a blocked chain with classic small sub-filters
 }
 
-func (h *header) marshal() []byte {
-	b := make([]byte, headerSize)
+func (h *header) marshal() []byte { return h.appendTo(make([]byte, 0, headerSize)) }
+
+// appendTo appends the header's 64 bytes to dst.
+func (h *header) appendTo(dst []byte) []byte {
+	dst = append(dst, make([]byte, headerSize)...) // no allocation: the compiler extends dst
+	b := dst[len(dst)-headerSize:]
 	copy(b, formatMagic)
 	le := binary.LittleEndian
 	le.PutUint16(b[8:], h.version())
@@ -81,7 +85,7 @@ func (h *header) marshal() []byte {
 		b[14] = h.n2
 	}
 	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
-	return b
+	return dst
 }
 
 // version is the format version of an encoding with header h: 2 in the
@@ -203,6 +207,24 @@ func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int6
 		}
 	}
 	return writeTrailer(w, crc, total)
+}
+
+// appendEncoding appends f's encoding to dst: what WriteTo writes. The
+// caller keeps Adds out (a Scalable's add lock), as for WriteTo.
+func (f *Filter) appendEncoding(dst []byte) []byte {
+	h := f.header()
+	dst = h.appendTo(dst)
+	start, words := len(dst), f.words()
+	if littleEndian && !f.concurrent {
+		dst = append(dst, wordBytes(words)...)
+	} else {
+		for i := range words {
+			dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
+		}
+	}
+	var t [trailerSize]byte // as writeTrailer
+	binary.LittleEndian.PutUint32(t[:], crc32.Checksum(dst[start:], castagnoli))
+	return append(dst, t[:]...)
 }
 
 // writeTrailer writes crc, the payload's CRC-32C, as an encoding's

@@ -60,16 +60,40 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
+// AppendBinary appends the filter's encoding to b, as WriteTo writes it
+// (encoding.BinaryAppender): for a small filter, an encoding without an
+// allocation when b has room. Adds wait while it runs.
+func (s *Scalable) AppendBinary(b []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.filters()
+	if len(fs) == 0 {
+		return b, fmt.Errorf("%w: an empty Scalable has no encoding", ErrFormat)
+	}
+	b = s.appendHead(b, fs)
+	for _, f := range fs {
+		b = f.appendEncoding(b)
+	}
+	return b, nil
+}
+
 // head returns the kind-2 header and the parameter block of the chain fs,
 // 128 bytes. The caller holds s.mu.
 func (s *Scalable) head(fs []*Filter) []byte {
+	return s.appendHead(make([]byte, 0, headerSize+scalableParams), fs)
+}
+
+// appendHead appends head(fs) to dst.
+func (s *Scalable) appendHead(dst []byte, fs []*Filter) []byte {
 	h := header{kind: kindScalable, layout: uint8(s.prm.layout), hash: uint8(fs[0].HashID()),
 		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count(),
 		small: s.prm.layout == Blocked && !s.prm.uniform}
 	if fs[0].ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
-	prm := make([]byte, scalableParams)
+	dst = h.appendTo(dst)
+	dst = append(dst, make([]byte, scalableParams)...)
+	prm := dst[len(dst)-scalableParams:]
 	le := binary.LittleEndian
 	le.PutUint64(prm[0:], s.prm.s)
 	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
@@ -79,7 +103,7 @@ func (s *Scalable) head(fs []*Filter) []byte {
 		le.PutUint32(prm[28:], s.prm.rbOptions)
 	}
 	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
-	return append(h.marshal(), prm...)
+	return dst
 }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).
