@@ -75,16 +75,64 @@ var valueFor = func() (t [maxTailWords + 1]uint8) {
 	return t
 }()
 
-// newBloomEntry makes the value of a new filter made by m under key: the
-// entry, and the key as the keyspace is to store it (its bytes in the
-// value when they fit there). The filter is empty and has no grow hook.
-func newBloomEntry(m *bloom.ScalableMaker, key string) (*entry, string) {
+// valueBatch is how many values of a size a shard allocates at a time.
+//
+// A collection marks a value through the slot that holds it, in the
+// order of the shard's slot array, and finding the span of a value costs
+// a cache miss when the last value's span was another. Values made one
+// at a time lie in the order of their creation across all 64 shards, so
+// consecutive slots of a shard point into different spans; values made
+// in batches for a shard lie mostly in the same span, as its slots do.
+// In the profile of BF.ADD on new keys at 1-2 M keys, scanning the slot
+// arrays was 15% of the CPU. Each value is still an object of its own:
+// the batch does not tie their lives together. A shard holds at most
+// valueBatch−1 values not yet used per size it has made.
+const valueBatch = 8
+
+// shardValues are the values a shard has allocated and not yet used, by
+// size (valueAllocs); they are used under the shard's lock.
+type shardValues [len(valueAllocs)]*valueBatchOf
+
+type valueBatchOf struct {
+	next int
+	vals [valueBatch]spareValue
+}
+
+// spareValue is a value allocated and not yet used: its entry and tail.
+type spareValue struct {
+	e    *entry
+	tail []uint64
+}
+
+// take returns an unused value of size i, allocating a batch when there
+// is none.
+func (sv *shardValues) take(i int) (*entry, []uint64) {
+	b := sv[i]
+	if b == nil || b.next == valueBatch {
+		b = new(valueBatchOf)
+		for j := range b.vals {
+			b.vals[j].e, b.vals[j].tail = valueAllocs[i].alloc()
+		}
+		sv[i] = b
+	}
+	v := b.vals[b.next]
+	b.vals[b.next] = spareValue{}
+	b.next++
+	return v.e, v.tail
+}
+
+// newBloomEntry makes the value of a new filter made by m under key,
+// taking it from sv, the values of key's shard (the caller holds its
+// lock): the entry, and the key as the keyspace is to store it (its
+// bytes in the value when they fit there). The filter is empty and has
+// no grow hook.
+func newBloomEntry(m *bloom.ScalableMaker, key string, sv *shardValues) (*entry, string) {
 	bits := m.Words()
 	need := bits + (len(key)+7)/8
 	if m.FirstSizing().Layout == bloom.Blocked || need > maxTailWords {
 		return &entry{filter: m.New()}, key
 	}
-	e, tail := valueAllocs[valueFor[need]].alloc()
+	e, tail := sv.take(int(valueFor[need]))
 	if err := m.Init(e.filter, tail[:bits:bits]); err != nil {
 		panic("server: a filter in its value: " + err.Error()) // the length is the maker's, the layout not blocked
 	}

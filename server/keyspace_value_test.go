@@ -75,7 +75,8 @@ func TestNewBloomEntry(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, key := newBloomEntry(tc.m, tc.key)
+			var sv shardValues
+			e, key := newBloomEntry(tc.m, tc.key, &sv)
 			if key != tc.key || e.filter == nil || e.cuckoo() != nil || e.expireAt != 0 {
 				t.Fatalf("key %q, filter %p, expiry %d", key, e.filter, e.expireAt)
 			}
@@ -115,13 +116,43 @@ func TestNewBloomEntry(t *testing.T) {
 	}
 }
 
-// TestNewBloomEntryAllocs: BF.ADD's new filter is one allocation.
+// TestNewBloomEntryAllocs: BF.ADD's new filter is one allocation (and a
+// batch of them every valueBatch).
 func TestNewBloomEntryAllocs(t *testing.T) {
 	m, err := bloom.NewScalableMaker(100, 0.01, bloom.WithGrowth(defaultCreate.growth()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := testing.AllocsPerRun(100, func() { newBloomEntry(m, "key:12345678") }); n != 1 {
+	var sv shardValues
+	if n := testing.AllocsPerRun(10*valueBatch, func() { newBloomEntry(m, "key:12345678", &sv) }); n != 1 {
 		t.Fatalf("%v allocations, want 1", n)
+	}
+}
+
+// TestShardValuesTake: take hands out each value of a batch once, zero
+// but for the entry's filter, allocating a batch only when one is used
+// up, and keeps a batch per size.
+func TestShardValuesTake(t *testing.T) {
+	var sv shardValues
+	seen := map[*entry]bool{}
+	for i := range 3*valueBatch + 1 {
+		for _, size := range []int{0, 7, len(valueAllocs) - 1} {
+			e, tail := sv.take(size)
+			if seen[e] || e.filter == nil || e.filter.NumFilters() != 0 || e.expireAt != 0 || len(tail) != valueAllocs[size].words {
+				t.Fatalf("take %d of size %d: seen %v, filter %p, tail %d words", i, size, seen[e], e.filter, len(tail))
+			}
+			if slices.ContainsFunc(tail, func(w uint64) bool { return w != 0 }) {
+				t.Fatalf("take %d of size %d: the tail is not zero", i, size)
+			}
+			seen[e] = true
+			if b := sv[size]; b.next != i%valueBatch+1 || b.vals[b.next-1].e != nil {
+				t.Fatalf("take %d of size %d: batch at %d, taken value still held", i, size, b.next)
+			}
+		}
+	}
+	for size, b := range sv {
+		if (b != nil) != (size == 0 || size == 7 || size == len(valueAllocs)-1) {
+			t.Errorf("size %d: batch %p", size, b)
+		}
 	}
 }

@@ -30,10 +30,11 @@ type memstore struct {
 	maxFilter uint64
 	charge    func(extra uint64) error // every filter's grow hook: m.reserve
 	maxMemory uint64
-	used      atomic.Uint64        // bytes of all bit arrays
-	journal   journal              // nil: not journaled (loading, or no persistence)
-	lastGlob  atomic.Pointer[glob] // the last SCAN/KEYS pattern, compiled
-	makers    makers               // of new filters (memstore_make.go)
+	used      atomic.Uint64          // bytes of all bit arrays
+	journal   journal                // nil: not journaled (loading, or no persistence)
+	lastGlob  atomic.Pointer[glob]   // the last SCAN/KEYS pattern, compiled
+	makers    makers                 // of new filters (memstore_make.go)
+	values    [keyShards]shardValues // allocated for new filters, by shard (under its lock)
 }
 
 // newMemstore makes an empty memory backend with its limits (maxFilter

@@ -87,13 +87,14 @@ func (m *memstore) newMaker(k makerKey) (*filterMaker, error) {
 }
 
 // create makes an empty filter with fm for key, charging its first
-// sub-filter to the budget before allocating it. It returns the entry
+// sub-filter to the budget before allocating it; the caller holds key's
+// lock. It returns the entry
 // and the key as the keyspace is to store it (newBloomEntry).
 func (m *memstore) create(fm *filterMaker, key string) (*entry, string, error) {
 	if err := m.reserve(fm.bytes); err != nil {
 		return nil, "", err
 	}
-	e, stored := newBloomEntry(fm.maker, key)
+	e, stored := newBloomEntry(fm.maker, key, &m.values[m.ks.shardOf(key)])
 	e.filter.SetGrowHook(m.charge)
 	return e, stored, nil
 }
