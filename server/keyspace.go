@@ -45,10 +45,12 @@ type slot struct {
 // mostly empty it is compacted, which renumbers its positions and bumps
 // the shard's epoch, so that scans in progress restart the shard.
 //
-// Memory per key, beyond the filter: the slot (24 bytes, plus the
-// array's spare capacity), the index cell (8 bytes at a load factor of
-// 3/8 to 3/4), the entry (16 bytes) and the key's bytes; 16 more in the
-// expiry heap for a key with an expiry.
+// Memory per key, beyond the filter: the slot (24 bytes; the array's
+// spare capacity is at most one chunk a shard: keyspace_slots.go), the
+// index cell (8 bytes at a load factor of 3/8 to 3/4), the entry (16
+// bytes) and the key's bytes (in one object with a small filter:
+// keyspace_value.go); 16 more in the expiry heap for a key with an
+// expiry.
 //
 // Expiry: a key whose time has come is deleted when it is next looked up
 // (get) or by sweep (keyspace_expiry.go), and expiring is told under the
