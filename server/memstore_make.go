@@ -17,10 +17,14 @@ import (
 // filterMaker makes the filters of one set of creation options in one
 // layout. It is immutable.
 type filterMaker struct {
-	key    makerKey
-	maker  *bloom.ScalableMaker
-	bytes  uint64   // the first sub-filter's: what a creation charges
-	insert [][]byte // BF.INSERT's words that make the filter (read only)
+	key   makerKey
+	maker *bloom.ScalableMaker
+	bytes uint64 // the first sub-filter's: what a creation charges
+	// insert is BF.INSERT's words that make the filter (read only): none
+	// for BF.ADD's defaults, which are BF.INSERT's too (both are
+	// defaultCreate, a constant; were the defaults configurable, a log
+	// replayed under other ones would make other filters).
+	insert [][]byte
 	// reserve is BF.RESERVE's words after the key (read only)
 	reserve [][]byte
 }
@@ -81,9 +85,12 @@ func (m *memstore) newMaker(k makerKey) (*filterMaker, error) {
 		return nil, createError(err)
 	}
 	rate, capacity := fmtFloat(o.rate), fmtUint(o.capacity)
-	return &filterMaker{key: k, maker: bm, bytes: bm.FirstSizing().Bytes(),
-		insert:  append([][]byte{[]byte("CAPACITY"), capacity, []byte("ERROR"), rate}, scalingArgs(o)...),
-		reserve: append([][]byte{rate, capacity}, scalingArgs(o)...)}, nil
+	fm := &filterMaker{key: k, maker: bm, bytes: bm.FirstSizing().Bytes(),
+		reserve: append([][]byte{rate, capacity}, scalingArgs(o)...)}
+	if o != defaultCreate { // else BF.INSERT's own defaults make it: a record of 71 bytes, not 138
+		fm.insert = append([][]byte{[]byte("CAPACITY"), capacity, []byte("ERROR"), rate}, scalingArgs(o)...)
+	}
+	return fm, nil
 }
 
 // create makes an empty filter with fm for key, charging its first
