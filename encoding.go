@@ -209,24 +209,6 @@ func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int6
 	return writeTrailer(w, crc, total)
 }
 
-// appendEncoding appends f's encoding to dst: what WriteTo writes. The
-// caller keeps Adds out (a Scalable's add lock), as for WriteTo.
-func (f *Filter) appendEncoding(dst []byte) []byte {
-	h := f.header()
-	dst = h.appendTo(dst)
-	start, words := len(dst), f.words()
-	if littleEndian && !f.concurrent {
-		dst = append(dst, wordBytes(words)...)
-	} else {
-		for i := range words {
-			dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
-		}
-	}
-	var t [trailerSize]byte // as writeTrailer
-	binary.LittleEndian.PutUint32(t[:], crc32.Checksum(dst[start:], castagnoli))
-	return append(dst, t[:]...)
-}
-
 // writeTrailer writes crc, the payload's CRC-32C, as an encoding's
 // trailer after the total bytes written so far, and returns the new
 // total.

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"sync/atomic"
 
 	"github.com/bloomery/bloom/internal/encio"
 )
@@ -75,6 +76,24 @@ func (s *Scalable) AppendBinary(b []byte) ([]byte, error) {
 		b = f.appendEncoding(b)
 	}
 	return b, nil
+}
+
+// appendEncoding appends f's encoding to dst: what WriteTo writes. The
+// caller keeps Adds out (a Scalable's add lock), as for WriteTo.
+func (f *Filter) appendEncoding(dst []byte) []byte {
+	h := f.header()
+	dst = h.appendTo(dst)
+	start, words := len(dst), f.words()
+	if littleEndian && !f.concurrent {
+		dst = append(dst, wordBytes(words)...)
+	} else {
+		for i := range words {
+			dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
+		}
+	}
+	var t [trailerSize]byte // as writeTrailer
+	binary.LittleEndian.PutUint32(t[:], crc32.Checksum(dst[start:], castagnoli))
+	return append(dst, t[:]...)
 }
 
 // head returns the kind-2 header and the parameter block of the chain fs,

@@ -8,8 +8,8 @@ import (
 
 // A small Bloom filter's value in one object (docs/DESIGN.md, "Values"):
 // its entry, its bloom.Scalable, the first sub-filter's bit array and the
-// key's bytes, so that a key made by BF.ADD is one heap object and the
-// slot that holds it (the key string and the entry both point into it).
+// key's bytes, so that a key made by BF.ADD is one heap object, which the
+// slot holding it points into twice (its key string and its entry).
 // A collection then marks one object per key where it marked four (key,
 // entry, filter, bit array) and follows no pointer out of it but to
 // the filter's shared parameters and grow hook; creating the key is one
