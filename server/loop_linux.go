@@ -156,9 +156,8 @@ func (l *eventLoop) run() {
 // some are, or until the next check of timeouts while there are
 // connections (returning 0).
 func (l *eventLoop) wait() int {
-	n := l.poll()
-	if n > 0 || len(l.again) > 0 {
-		return n
+	if len(l.again) > 0 {
+		return l.poll()
 	}
 	by := time.Time{} // no connections: sleep until the inbox is written
 	if l.open > 0 {
@@ -170,7 +169,9 @@ func (l *eventLoop) wait() int {
 	}
 	// Read returns when the function reports true, or with an error at
 	// the deadline; between calls it waits for the descriptor to be
-	// readable.
+	// readable. Its first call polls at once: a busy loop does not park,
+	// and an idle one makes one empty epoll_wait before parking, not two.
+	n := 0
 	l.eprc.Read(func(uintptr) bool {
 		n = l.poll()
 		return n > 0
