@@ -34,13 +34,7 @@ func TestLogFileWrite(t *testing.T) {
 		{"through the runtime", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			name := filepath.Join(t.TempDir(), "log")
-			f, err := os.OpenFile(name, logOpenFlags, 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lf := newLogFile(f, 0)
-			defer lf.Close()
+			lf, name := openTestLog(t)
 			if tc.reserve > 0 {
 				if err := lf.Allocate(0, tc.reserve); err != nil {
 					t.Skipf("this filesystem cannot preallocate: %v", err)
@@ -89,13 +83,7 @@ func TestLogFileWrite(t *testing.T) {
 // TestLogFileFault: a store into the mapping after someone else cut the
 // file is an error of the write, not a crash of the server.
 func TestLogFileFault(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "log")
-	f, err := os.OpenFile(name, logOpenFlags, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf := newLogFile(f, 0)
-	defer lf.Close()
+	lf, name := openTestLog(t)
 	if err := lf.Allocate(0, 1<<20); err != nil {
 		t.Skipf("this filesystem cannot preallocate: %v", err)
 	}
@@ -105,7 +93,7 @@ func TestLogFileFault(t *testing.T) {
 	if err := os.Truncate(name, 0); err != nil { // behind the log's back
 		t.Fatal(err)
 	}
-	_, err = lf.Write(make([]byte, 3*4096))
+	_, err := lf.Write(make([]byte, 3*4096))
 	var pe *os.PathError
 	if !errors.As(err, &pe) || pe.Op != "store" || pe.Path != name {
 		t.Fatalf("store past the cut: %v, want a store PathError for %s", err, name)
@@ -118,12 +106,7 @@ func BenchmarkLogFileWrite(b *testing.B) {
 	for _, size := range []int{80, 1280} {
 		for _, mapped := range []bool{true, false} {
 			b.Run(fmt.Sprintf("bytes=%d/mapped=%v", size, mapped), func(b *testing.B) {
-				f, err := os.OpenFile(filepath.Join(b.TempDir(), "log"), logOpenFlags, 0o644)
-				if err != nil {
-					b.Fatal(err)
-				}
-				lf := newLogFile(f, 0)
-				defer lf.Close()
+				lf, _ := openTestLog(b)
 				batch := bytes.Repeat([]byte("x"), size)
 				b.ReportAllocs()
 				b.SetBytes(int64(size))
@@ -143,4 +126,17 @@ func BenchmarkLogFileWrite(b *testing.B) {
 			})
 		}
 	}
+}
+
+// openTestLog opens a new, empty log file to append to, closed at the
+// end of the test.
+func openTestLog(t testing.TB) (*logFile, string) {
+	name := filepath.Join(t.TempDir(), "log")
+	f, err := os.OpenFile(name, logOpenFlags, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := newLogFile(f, 0)
+	t.Cleanup(func() { lf.Close() })
+	return lf, name
 }
