@@ -70,8 +70,8 @@ type Config struct {
 	// that long (it does not read them). Default: DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// EventLoops is the number of event loops serving the connections of
-	// the memory backend on Linux (docs/SERVER.md, "How connections are
-	// served"). Default: GOMAXPROCS.
+	// the memory backend on Linux (docs/DESIGN.md §8, step 1). Default:
+	// GOMAXPROCS − 1, at least 1.
 	EventLoops int
 	// GoroutinePerConn serves each connection with a goroutine of its
 	// own instead of event loops: the only way on other systems and with
