@@ -140,3 +140,23 @@ func openTestLog(t testing.TB) (*logFile, string) {
 	t.Cleanup(func() { lf.Close() })
 	return lf, name
 }
+
+// TestStoreForward: the ordered copy into the mapping copies exactly,
+// at every length and alignment, and nothing past the source's length.
+func TestStoreForward(t *testing.T) {
+	src := make([]byte, 80)
+	for i := range src {
+		src[i] = byte(i + 1)
+	}
+	for n := 0; n <= 40; n++ {
+		for off := 0; off < 8; off++ {
+			dst := make([]byte, 64)
+			storeForward(dst[off:], src[off:off+n])
+			want := make([]byte, 64)
+			copy(want[off:], src[off:off+n])
+			if !bytes.Equal(dst, want) {
+				t.Fatalf("n %d, offset %d: %v, want %v", n, off, dst, want)
+			}
+		}
+	}
+}
