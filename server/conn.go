@@ -30,6 +30,11 @@ type conn struct {
 	remote  net.Addr
 	local   net.Addr
 	shard   *statShard // where its commands are counted
+	// clock is when the last command of the input being run ended, as a
+	// duration since the server started: the next command's start, so
+	// that timing a command reads the clock once (0: read it; reset
+	// wherever the connection may have waited).
+	clock time.Duration
 
 	authed bool
 	name   string
