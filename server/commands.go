@@ -59,6 +59,23 @@ func (t table) lookup(name []byte) *command {
 	return t[string(buf[:len(name)])]
 }
 
+// equalLower reports whether name, in any case, is lower (lower-case
+// ASCII).
+func equalLower(name []byte, lower string) bool {
+	if len(name) != len(lower) {
+		return false
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // arityOK reports whether n arguments fit cmd's arity.
 func (cmd *command) arityOK(n int) bool {
 	if cmd.arity >= 0 {
@@ -135,7 +152,11 @@ func (c *conn) resolve(args [][]byte) *command {
 
 // check is resolve outside a transaction.
 func (c *conn) check(args [][]byte) *command {
-	cmd := c.srv.cmds.lookup(args[0])
+	cmd := c.lastCmd
+	if cmd == nil || !equalLower(args[0], cmd.name) {
+		cmd = c.srv.cmds.lookup(args[0])
+		c.lastCmd = cmd
+	}
 	if cmd == nil {
 		c.unknownCommand(args)
 		return nil
