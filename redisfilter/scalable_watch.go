@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/bloomery/bloom"
 	"github.com/redis/go-redis/v9"
@@ -176,7 +177,9 @@ func (r *blockReader) queueWrites(ctx context.Context, p redis.Pipeliner) {
 	for i, w := range r.writes {
 		s := r.spans[w.span]
 		size := int(s.last-s.first+1) * 64
-		r.wnums[i], r.wdata[i] = int64(s.first*64), string(r.wbuf[w.start:w.start+size])
+		// wbuf is not written again until the pipeline has run: the
+		// strings may share its bytes.
+		r.wnums[i], r.wdata[i] = int64(s.first*64), unsafe.String(&r.wbuf[w.start], size)
 		a := r.wargs[4*i : 4*i+4 : 4*i+4]
 		a[0], a[1], a[2], a[3] = "SETRANGE", &r.keys[s.key], &r.wnums[i], &r.wdata[i]
 		_ = p.Process(ctx, redis.NewIntCmd(ctx, a...))
