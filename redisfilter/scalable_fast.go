@@ -14,7 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Gated writes: how AddMany adds a large batch to a scalable filter.
+// Gated writes: how AddMany adds a large batch to a scalable filter
+// that other clients are writing too (scalable_watch.go has the way it
+// takes when none is), and the gate both ways share.
 //
 // The add script (scalable_script.go) does all an add needs in one
 // atomic step, but each redis.call from Lua costs Redis more than a whole
@@ -22,8 +24,8 @@ import (
 // "SET u1" operations it builds per item cost Redis about 7 µs per item,
 // against about 2.5 µs for the same BITFIELD sent by the client
 // (docs/BENCHMARKS.md, issue 15). So a batch of at least gatedMinItems
-// items goes as one transaction (MULTI … EXEC: atomic, nothing else runs
-// between its commands) of
+// items can go as one transaction (MULTI … EXEC: atomic, nothing else
+// runs between its commands) of
 //
 //  1. the gate, a small script: if the client's view of the filter is
 //     current and the last sub-filter's count plus the batch is at most
