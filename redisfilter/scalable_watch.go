@@ -119,10 +119,10 @@ func (s *Scalable) addWatched(ctx context.Context, m *scalableMeta, hashes []blo
 // setLast takes the reads of sub-filter last (a blocked one) and, in
 // batch order, each item not already marked in found (found in an older
 // sub-filter): if one of its bits is 0 it is new, marked in found, and
-// its bits are set. It queues on p one SETRANGE per range changed and
-// returns the number of new items; found then says which items are new.
-// Items in one block are in batch order among the refs, and blocks are
-// independent, so this order is the batch's.
+// its bits are set in a copy of the range read (r.writes, for
+// queueWrites). It returns the number of new items; found then says
+// which items are new. Items in one block are in batch order among the
+// refs, and blocks are independent, so this order is the batch's.
 func (r *blockReader) setLast(last int, found []bool) int {
 	inOlder := slices.Clone(found)
 	clear(found)
@@ -144,9 +144,9 @@ func (r *blockReader) setLast(last int, found []bool) int {
 				if hasAll(data, base, pos) {
 					continue
 				}
-				start = len(r.wbuf)
-				r.wbuf = append(r.wbuf, data...)
-				r.wbuf = append(r.wbuf, make([]byte, int(s.last-s.first+1)*64-len(data))...)
+				start = len(r.wbuf) // the range, padded with the zeros Redis did not store
+				r.wbuf = slices.Grow(r.wbuf, int(s.last-s.first+1)*64)[:start+int(s.last-s.first+1)*64]
+				clear(r.wbuf[start+copy(r.wbuf[start:], data):])
 			} else if hasAll(r.wbuf[start:], base, pos) {
 				continue
 			}
