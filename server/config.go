@@ -91,9 +91,11 @@ type Config struct {
 	// CPU).
 	Pprof bool
 	// ManageGoMemory lets the server set the Go runtime's soft memory
-	// limit from its filters' bytes (see setMemoryLimit): for a process
-	// that is only this server, as bloomery serve. It is process-wide, so
-	// leave it off when the server is embedded in another program.
+	// limit from its filters' bytes (see setMemoryLimit), and with the
+	// Redis backend turn GOGC's trigger off under that limit
+	// (redisstore_gc.go): for a process that is only this server, as
+	// bloomery serve. It is process-wide, so leave it off when the
+	// server is embedded in another program.
 	ManageGoMemory bool
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger

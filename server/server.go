@@ -90,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.backend, s.keys, s.bloom, s.cuckoo = r, r, r, redisCuckoo{r}
+		if cfg.ManageGoMemory {
+			go s.manageRedisMemory()
+		}
 		return s, nil
 	}
 	m, err := s.openMemory(cfg)
