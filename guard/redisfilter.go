@@ -357,33 +357,40 @@ func (r *RedisFilter) drain(ctx context.Context, add func([][]byte) error) error
 
 // swapState changes the state from old to new (or deletes it, with
 // done, marking the filter ready), if it is still old.
+//
+// It is one script, not a watched transaction: the lease's renewal
+// (PEXPIRE, see holdLease) touches the key without changing its value,
+// and would fail a WATCH however often it were retried.
 func (r *RedisFilter) swapState(ctx context.Context, old, new string, done bool) error {
-	err := r.client.Watch(ctx, func(tx *redis.Tx) error {
-		now, err := tx.Get(ctx, r.state).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return err
-		}
-		if now != old {
-			return fmt.Errorf("the rebuild's claim %q was lost (now %q)", r.state, now)
-		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			if new != "" {
-				p.Set(ctx, r.state, new, r.opt.RebuildLease)
-				return nil
-			}
-			p.Del(ctx, r.state, r.journal)
-			if done {
-				p.Set(ctx, r.ready, "1", 0)
-			}
-			return nil
-		})
-		return err
-	}, r.state)
+	d := "0"
+	if done {
+		d = "1"
+	}
+	now, err := swapStateScript.Run(ctx, r.client, []string{r.state, r.journal, r.ready},
+		old, new, r.opt.RebuildLease.Milliseconds(), d).Text()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("guard: rebuild state of %q: %w", r.name, err)
 	}
-	return nil
+	return fmt.Errorf("guard: rebuild state of %q: the rebuild's claim %q was lost (now %q)", r.name, r.state, now)
 }
+
+// swapStateScript: KEYS state, journal, ready; ARGV old, new (empty:
+// delete state and journal), lease in ms, done ("1": set ready). It
+// answers nil when it swapped, else the current state ("" if none).
+var swapStateScript = redis.NewScript(`
+local now = redis.call('GET', KEYS[1])
+if now ~= ARGV[1] then return now or '' end
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return false
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+if ARGV[4] == '1' then redis.call('SET', KEYS[3], '1') end
+return false
+`)
 
 // finish ends the rebuild token began: ready (ok), or abandoned.
 func (r *RedisFilter) finish(ctx context.Context, token string, ok bool) error {

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,5 +113,52 @@ func TestRedisFilterFollowsRotation(t *testing.T) {
 	}
 	if ok, _ := m2.Test(ctx, "x"); !ok {
 		t.Fatal("x absent to a process still on the old generation")
+	}
+}
+
+// The lease's renewal touches the state key while a rebuild swaps it
+// (CI met this on a cluster): the swap must not fail for that, and must
+// still fail when the value itself changed.
+func TestRedisFilterSwapStateUnderRenewal(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { c.Close() })
+	r, err := NewRedisFilter(c, "k", sharedTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Set(ctx, r.state, "building t", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	stop, renewed := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				renewed <- n
+				return
+			default:
+			}
+			if c.PExpire(ctx, r.state, time.Minute).Err() == nil {
+				n++
+			}
+		}
+	}()
+	states := []string{"building t", "sealing t"}
+	for i := range 300 {
+		if err := r.swapState(ctx, states[i%2], states[(i+1)%2], false); err != nil {
+			close(stop)
+			<-renewed
+			t.Fatalf("swap %d under renewal: %v", i, err)
+		}
+	}
+	close(stop)
+	if n := <-renewed; n == 0 {
+		t.Fatal("the lease was never renewed during the swaps")
+	}
+	if err := r.swapState(ctx, "sealing t", "building t", false); err == nil || !strings.Contains(err.Error(), "was lost") {
+		t.Fatalf("a swap from a state that is not current = %v", err)
 	}
 }

@@ -76,6 +76,13 @@ type blockReader struct {
 	spans  []blockRange
 	args   []any   // the GETRANGEs' arguments, 4 per range
 	ends   []int64 // their start and end bytes, pointed to by args (no boxing)
+
+	// A watched write's SETRANGEs (scalable_watch.go).
+	writes []blockWrite
+	wbuf   []byte   // the ranges changed
+	wargs  []any    // 4 per range
+	wnums  []int64  // their offsets
+	wdata  []string // their bytes
 }
 
 // readers keeps blockReaders' buffers between calls.
@@ -86,6 +93,7 @@ func getReader() *blockReader { return readers.Get().(*blockReader) }
 // putReader drops r's replies and keys and returns it to the pool.
 func putReader(r *blockReader) {
 	clear(r.spans[:cap(r.spans)])
+	clear(r.wdata[:cap(r.wdata)])
 	r.keys = nil
 	readers.Put(r)
 }
@@ -185,22 +193,37 @@ func (r *blockReader) queue(ctx context.Context, p redis.Pipeliner) {
 // answer sets out[i] for each item i found with all its bits in a block
 // read (it never clears one). Bytes past the end of a reply were never
 // written (a missing key reads as ""): zeros.
-func (r *blockReader) answer(out []bool) {
+func (r *blockReader) answer(out []bool) { r.answerBelow(out, len(r.keys)) }
+
+// answerBelow is answer from the reads of keys below key only.
+func (r *blockReader) answerBelow(out []bool, key int) {
 	for _, s := range r.spans {
+		if s.key >= key {
+			continue
+		}
 		data := s.cmd.Val()
-		l := r.layerOf(s.key)
 		for _, ref := range r.refs[s.from:s.to] {
 			_, b := blockOf(ref)
-			base, item := int(b-s.first)*64, int(ref&(1<<refItemBits-1))
-			in := true
-			for _, p := range r.pos[l.base+item*l.k : l.base+(item+1)*l.k] {
-				x := base + int(p>>3)
-				if x >= len(data) || data[x]&(0x80>>(p&7)) == 0 {
-					in = false
-					break
-				}
-			}
-			out[item] = out[item] || in
+			item := int(ref & (1<<refItemBits - 1))
+			out[item] = out[item] || hasAll(data, int(b-s.first)*64, r.bitsOf(s.key, item))
 		}
 	}
+}
+
+// bitsOf is item's in-block bit offsets in key.
+func (r *blockReader) bitsOf(key, item int) []uint16 {
+	l := r.layerOf(key)
+	return r.pos[l.base+item*l.k : l.base+(item+1)*l.k]
+}
+
+// hasAll reports whether data holds every bit pos of the block at byte
+// base (SETBIT numbering); bytes past its end are zeros.
+func hasAll[T string | []byte](data T, base int, pos []uint16) bool {
+	for _, p := range pos {
+		x := base + int(p>>3)
+		if x >= len(data) || data[x]&(0x80>>(p&7)) == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -2,9 +2,11 @@
 // filters in Redis strings, using only core Redis commands (Redis 6.2 or
 // later, no modules), so they work on any managed Redis, with Sentinel and
 // on Redis Cluster. Filter and GoZeroFilter use no scripts at all;
-// Scalable writes through Lua scripts (EVALSHA, EVAL on NOSCRIPT) so that
-// its counters stay exact under concurrent clients, and reads with core
-// commands only; Cuckoo does every operation in one Lua script call.
+// Scalable writes through Lua scripts (EVALSHA, EVAL on NOSCRIPT), or a
+// batch through a transaction that a small script opens (MULTI, EXEC,
+// WATCH), so that its counters stay exact under concurrent clients, and
+// reads with core commands only; Cuckoo does every operation in one Lua
+// script call.
 //
 // A filter has the layout, hash and bytes of the in-memory bloom.Filter of
 // the same geometry: Upload and Download copy one into the other, so a
@@ -12,9 +14,10 @@
 // to a file.
 //
 // Guarantees:
-//   - Each item's bits change in one atomic command (BITFIELD), and all of
-//     an item's bits live in one key, so Add and Exists never see half an
-//     item, also while other clients write. Exists on a blocked filter
+//   - Each item's bits change in one atomic command (BITFIELD, or the
+//     SETRANGE of its block in a transaction), and all of an item's bits
+//     live in one key, so Add and Exists never see half an item, also
+//     while other clients write. Exists on a blocked filter
 //     reads the item's 64-byte block with one GETRANGE and tests the bits
 //     in the client; the other layouts read with BITFIELD_RO.
 //   - A single-item call is one round trip; a batch is one pipelined round

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bloomery/bloom"
@@ -25,15 +26,23 @@ import (
 // its bits in the last one, count it, and open a new sub-filter when the
 // last one holds its capacity, all as one step, or concurrent clients
 // count an item twice, miss a growth or grow twice. An optimistic
-// transaction (WATCH/MULTI) would have to watch the counters that every
-// new item changes, so concurrent adders would conflict on nearly every
-// call and retry, at two or more round trips each. A Lua script does the
-// whole step atomically and takes a batch in one call (a chunk of at most
-// 8192 bit offsets), without retries; it is run by SHA and sent again on
-// NOSCRIPT. Reads need no script: Exists reads the bitmaps (GETRANGE of
-// the item's block in each blocked sub-filter, BITFIELD_RO of its bits in
-// a classic one) in one pipelined round trip, which also checks that the
-// client's list of sub-filters is current (scalable_exists.go).
+// transaction (WATCH/MULTI) over the counters that every new item
+// changes would make concurrent adders conflict on nearly every call. A
+// Lua script does the whole step atomically and takes a batch in one
+// call (a chunk of at most 8192 bit offsets), without retries; it is run
+// by SHA and sent again on NOSCRIPT. But a script's calls cost Redis
+// about three times what the same commands cost sent by the client, so
+// AddMany sends a batch of 8 items or more that the last sub-filter can
+// take whole as a transaction whose first command, a small script,
+// checks the client's view and the room left and counts the batch
+// (scalable_fast.go): with WATCH on the last sub-filter, whose blocks it
+// reads, and writes back changed (scalable_watch.go), or, when another
+// client writes the same filter, setting each bit with BITFIELD; the
+// script adds the rest and grows the filter. Reads need no script:
+// Exists reads the bitmaps (GETRANGE of the item's block in each blocked
+// sub-filter, BITFIELD_RO of its bits in a classic one) in one pipelined
+// round trip, which also checks that the client's list of sub-filters is
+// current (scalable_exists.go).
 //
 // Keys: the metadata is a hash named after the filter (see the fields in
 // scalable_meta.go); sub-filter i is a bitmap "<prefix><i>", where the
@@ -58,6 +67,8 @@ type Scalable struct {
 
 	mu   sync.Mutex // guards meta
 	meta *scalableMeta
+
+	watchOff atomic.Int64 // Unix ns before which AddMany sends no watched write (scalable_watch.go)
 }
 
 // maxStale bounds the metadata re-reads of one call.
@@ -201,9 +212,12 @@ func (s *Scalable) Add(ctx context.Context, item []byte) (bool, error) {
 }
 
 // AddMany adds items in order, each as Add, and reports for each whether
-// it was new (a repeat within the batch answers false). It takes one
-// script call per chunk of the batch (at most 8192 bit offsets), and one
-// more per growth. Like RedisBloom's BF.MADD it stops at the first error:
+// it was new (a repeat within the batch answers false). A chunk of at
+// most 8192 bit offsets in the last sub-filter that it can take whole
+// goes as a watched or gated write: two or three round trips (one more
+// to read the older sub-filters of a chain), no script call; others take
+// one script call per chunk, and one more per growth. Like RedisBloom's
+// BF.MADD it stops at the first error:
 // it returns the answers for the items before it, so on ErrFull (or
 // ErrTooLarge) the item at index len(answers) is the one refused and the
 // items after it were not processed. After a network error, the chunk in
@@ -215,8 +229,28 @@ func (s *Scalable) AddMany(ctx context.Context, items [][]byte) ([]bool, error) 
 	// call has stopped for want of it: most calls need none, and it costs
 	// a sizing and the offsets of every item in it.
 	withNext := false
+	var waited time.Duration
 	for stale := 0; len(out) < len(items); {
 		m := s.view()
+		if !withNext {
+			var code int64
+			var err error
+			if out, code, err = s.addFast(ctx, m, hashes, out); err != nil {
+				return out, fmt.Errorf("redisfilter: add to %q: %w", s.name, err)
+			}
+			switch code {
+			case codeDone:
+				stale = 0
+				continue
+			case codeNotFound:
+				return out, fmt.Errorf("redisfilter: add to %q: %w", s.name, ErrNotFound)
+			case codeStale:
+				if err := s.reread(ctx, &stale); err != nil {
+					return out, err
+				}
+				continue
+			} // codeNeedsSub: not sent (or no room for it all); the script adds it
+		}
 		var next *bloom.Sizing
 		if withNext {
 			sz, err := m.nextSub(s.maxBytes)
@@ -241,10 +275,7 @@ func (s *Scalable) AddMany(ctx context.Context, items [][]byte) ([]bool, error) 
 			}
 			stale, withNext = 0, false
 		case codeStale:
-			if stale++; stale > maxStale {
-				return out, fmt.Errorf("redisfilter: add to %q: the metadata changed %d times", s.name, maxStale)
-			}
-			if _, err := s.refresh(ctx); err != nil {
+			if err := s.reread(ctx, &stale); err != nil {
 				return out, err
 			}
 			withNext = false
@@ -258,11 +289,25 @@ func (s *Scalable) AddMany(ctx context.Context, items [][]byte) ([]bool, error) 
 			withNext = true // also after a growth: the batch fills the new one too
 		case codeNotFound:
 			return out, fmt.Errorf("redisfilter: add to %q: %w", s.name, ErrNotFound)
+		case codeBusy:
+			if waited, err = waitBusy(ctx, waited); err != nil {
+				return out, fmt.Errorf("redisfilter: add to %q: %w", s.name, err)
+			}
 		default:
 			return out, fmt.Errorf("redisfilter: add to %q: script reply code %d", s.name, r.code)
 		}
 	}
 	return out, nil
+}
+
+// reread re-reads the metadata after the stale-th refusal of a stale
+// view in a row, up to maxStale.
+func (s *Scalable) reread(ctx context.Context, stale *int) error {
+	if *stale++; *stale > maxStale {
+		return fmt.Errorf("redisfilter: add to %q: the metadata changed %d times", s.name, maxStale)
+	}
+	_, err := s.refresh(ctx)
+	return err
 }
 
 // Count is the number of items inserted: adds that reported new (BF.CARD).

@@ -67,3 +67,58 @@ func serverCost(b *testing.B, c *redis.Client) (time.Duration, int) {
 	}
 	return time.Duration(cpu * float64(time.Second)), cmds
 }
+
+// BenchmarkScalableAddMany adds batches of 400 new items to a filter
+// reserved for 2·10⁷ items at p = 0.01 (one blocked sub-filter, as
+// behind the servebench figures of docs/BENCHMARKS.md), each way
+// AddMany has: the add script, a gated write, a watched write. Besides
+// the client's time and allocations per batch (not counting the items
+// and their hashes) it reports the Redis server's CPU time per item.
+func BenchmarkScalableAddMany(b *testing.B) {
+	ctx := context.Background()
+	c := benchClient(b)
+	const batch = 400
+	ways := []struct {
+		name string
+		add  func(s *Scalable, m *scalableMeta, hs []bloom.Hash, out []bool) error
+	}{
+		{"script", func(s *Scalable, m *scalableMeta, hs []bloom.Hash, out []bool) error {
+			_, _, err := s.addChunk(ctx, m, nil, hs)
+			return err
+		}},
+		{"gated", func(s *Scalable, m *scalableMeta, hs []bloom.Hash, out []bool) error {
+			_, err := s.addGated(ctx, m, hs, out)
+			return err
+		}},
+		{"watched", func(s *Scalable, m *scalableMeta, hs []bloom.Hash, out []bool) error {
+			_, err := s.addWatched(ctx, m, hs, out)
+			return err
+		}},
+	}
+	for _, w := range ways {
+		s, err := CreateScalable(ctx, c, "bench-add-"+w.name, 20_000_000, 0.01)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for lo := 0; lo < 1_000_000; lo += 10_000 {
+			if _, err := s.AddMany(ctx, benchItems("k"+strconv.Itoa(lo)+":", 10_000)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(w.name, func(b *testing.B) {
+			b.ReportAllocs()
+			out := make([]bool, batch)
+			cpu0, _ := serverCost(b, c)
+			for i := range b.N {
+				b.StopTimer() // the items and their hashes are not the call's
+				hs := s.hashes(benchItems("n"+strconv.Itoa(i)+":", batch))
+				b.StartTimer()
+				if err := w.add(s, s.view(), hs, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu1, _ := serverCost(b, c)
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e3/float64(b.N*batch), "server-µs/item")
+		})
+	}
+}

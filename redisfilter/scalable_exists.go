@@ -47,7 +47,7 @@ func (s *Scalable) ExistsMany(ctx context.Context, items [][]byte) ([]bool, erro
 	defer putReader(r)
 	for from, stale := 0, 0; from < len(hashes); {
 		n := min(len(hashes)-from, chunkItems(m))
-		current, err := s.probeAll(ctx, m, r, hashes[from:from+n], out[from:from+n])
+		current, err := s.probeAll(ctx, m, len(m.subs), r, hashes[from:from+n], out[from:from+n])
 		if err != nil {
 			return nil, err
 		}
@@ -96,12 +96,13 @@ type chainRead interface {
 	answer(out []bool) error
 }
 
-// probeAll tests hashes against m's sub-filters, setting out[i] for the
-// items found, and reports whether m was current. r reads the blocked
-// sub-filters, bitProbes the classic ones, in the same pipeline.
-func (s *Scalable) probeAll(ctx context.Context, m *scalableMeta, r *blockReader, hashes []bloom.Hash, out []bool) (bool, error) {
-	r.locateChain(m, hashes)
-	reads := []chainRead{blockAnswers{r}, &bitProbes{m: m, hashes: hashes}}
+// probeAll tests hashes against m's first subs sub-filters, setting
+// out[i] for the items found, and reports whether m was current. r reads
+// the blocked sub-filters, bitProbes the classic ones, in the same
+// pipeline.
+func (s *Scalable) probeAll(ctx context.Context, m *scalableMeta, subs int, r *blockReader, hashes []bloom.Hash, out []bool) (bool, error) {
+	r.locateChain(m, subs, hashes)
+	reads := []chainRead{blockAnswers{r}, &bitProbes{m: m, subs: subs, hashes: hashes}}
 	var st *redis.SliceCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		st = p.HMGet(ctx, s.name, "id", "filters")
@@ -131,13 +132,13 @@ func (s *Scalable) probeAll(ctx context.Context, m *scalableMeta, r *blockReader
 	return true, nil
 }
 
-// locateChain fills r for hashes in every blocked sub-filter of m (each
-// one key), sorted by sub-filter and block. A classic sub-filter gets an
-// empty layer, so that layers stay indexed by key.
-func (r *blockReader) locateChain(m *scalableMeta, hashes []bloom.Hash) {
-	r.start(m.subKeys())
+// locateChain fills r for hashes in each blocked one of m's first subs
+// sub-filters (each one key), sorted by sub-filter and block. A classic
+// sub-filter gets an empty layer, so that layers stay indexed by key.
+func (r *blockReader) locateChain(m *scalableMeta, subs int, hashes []bloom.Hash) {
+	r.start(m.subKeys()[:subs])
 	offs := make([]uint64, 0, bloom.MaxK)
-	for i, sz := range m.subs {
+	for i, sz := range m.subs[:subs] {
 		if sz.Layout != bloom.Blocked {
 			r.layer(int(sz.K), 0)
 			continue
@@ -159,10 +160,11 @@ func (b blockAnswers) answer(out []bool) error {
 	return nil
 }
 
-// bitProbes reads the classic sub-filters of a chain: BITFIELD_RO
-// commands, each of some items against one sub-filter.
+// bitProbes reads the classic ones of a chain's first subs sub-filters:
+// BITFIELD_RO commands, each of some items against one sub-filter.
 type bitProbes struct {
 	m      *scalableMeta
+	subs   int
 	hashes []bloom.Hash
 	probes []probe // queued
 }
@@ -176,7 +178,7 @@ type probe struct {
 
 func (b *bitProbes) queue(ctx context.Context, p redis.Pipeliner) {
 	offs := make([]uint64, 0, bloom.MaxK)
-	for i, sz := range b.m.subs {
+	for i, sz := range b.m.subs[:b.subs] {
 		if sz.Layout == bloom.Blocked {
 			continue // blockReader's
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bloomery/bloom"
 )
@@ -65,6 +66,11 @@ type scalableMeta struct {
 	nextOnce sync.Once
 	next     bloom.Sizing
 	nextErr  error
+
+	// lastFill is the last sub-filter's count as this client last saw
+	// it: a hint AddMany picks a gated write or the script by (the gate
+	// decides).
+	lastFill atomic.Uint64
 }
 
 // fields returns the metadata as hash fields for HSET.
@@ -124,6 +130,13 @@ func parseSubSpec(text string, layout bloom.Layout) (bloom.Sizing, error) {
 
 // subKey names sub-filter i.
 func (m *scalableMeta) subKey(i int) string { return m.prefix + strconv.Itoa(i) }
+
+// pendingKey names the sorted set of the reservations of gated writes in
+// flight, and holdKey the name a refusing gate moves the last sub-filter
+// to for the length of its transaction (scalable_fast.go). Sub-filter
+// keys end in digits, so neither is ever one.
+func (m *scalableMeta) pendingKey() string { return m.prefix + "pending" }
+func (m *scalableMeta) holdKey() string    { return m.prefix + "hold" }
 
 // subKeys returns the keys of the sub-filters.
 func (m *scalableMeta) subKeys() []string {
@@ -244,6 +257,7 @@ func parseScalableMeta(name string, h map[string]string) (*scalableMeta, error) 
 	if sum != m.items {
 		return nil, fmt.Errorf("%w: items %d, the sub-filters hold %d", ErrMetadata, m.items, sum)
 	}
+	m.lastFill.Store(m.counts[filters-1])
 	if slot(m.prefix) != slot(name) {
 		return nil, fmt.Errorf("%w: prefix %.60q is not in the slot of %.60q", ErrMetadata, m.prefix, name)
 	}

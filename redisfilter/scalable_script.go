@@ -20,22 +20,29 @@ import (
 // addLua adds items in order, each as in bloom.Scalable.Add: if the item
 // is in no sub-filter (newest first), it goes into the last one, counted;
 // before that, a last one holding its capacity is followed by a new one.
+// The last one's count may include reservations of gated writes in
+// flight (scalable_fast.go), which count their items before they know
+// which are new: it is then at least the true count, and where it reaches
+// the capacity while a reservation is pending (after dropping those past
+// their lease), the script stops, busy, rather than grow or report the
+// filter full on a count that may yet go down.
 //
-//	KEYS  metadata, sub-filters 0 … view-1 [, the next sub-filter]
+//	KEYS  metadata, reservations, sub-filters 0 … view-1 [, the next sub-filter]
 //	ARGV  id, view, spec of the next sub-filter ("" if none), items,
 //	      k per sub-filter, capacity per sub-filter,
 //	      then per item, per sub-filter, its k bit offsets
 //
 // Reply: {code, items done, sub-filters now, one 1 (new) or 0 per item
 // done}; code 0 all done, 1 stale view, 2 stopped at the next item: it
-// needs a sub-filter beyond KEYS, 3 no filter.
+// needs a sub-filter beyond KEYS, 3 no filter, 4 stopped at the next item:
+// busy.
 const addLua = `
 local meta = KEYS[1]
 local st = redis.call('HMGET', meta, 'id', 'filters')
 if not st[1] then return {3, 0, 0} end
 local nf = tonumber(st[2])
 if st[1] ~= ARGV[1] or nf ~= tonumber(ARGV[2]) then return {1, 0, nf} end
-local nsubs = #KEYS - 1
+local nsubs = #KEYS - 2
 local nitems = tonumber(ARGV[4])
 local ks, caps, starts, per = {}, {}, {}, 0
 for i = 1, nsubs do
@@ -58,8 +65,14 @@ local function flush()
   end
 end
 
+local function busy()
+  local t = redis.call('TIME')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', t[1] * 1000 + math.floor(t[2] / 1000))
+  return redis.call('ZCARD', KEYS[2]) > 0
+end
+
 local function has(i, o)
-  local key = KEYS[i + 1]
+  local key = KEYS[i + 2]
   for b = o, o + ks[i] - 1 do
     if redis.call('GETBIT', key, ARGV[b]) == 0 then return false end
   end
@@ -81,17 +94,21 @@ for j = 1, nitems do
     local grew = false
     if fill >= caps[last] then
       flush()
+      if busy() then
+        out[1], out[2], out[3] = 4, j - 1, last
+        return out
+      end
       if last == nsubs then
         out[1], out[2], out[3] = 2, j - 1, last
         return out
       end
       last = last + 1
       fill = 0
-      redis.call('UNLINK', KEYS[last + 1])
+      redis.call('UNLINK', KEYS[last + 2])
       redis.call('HSET', meta, 'filters', last, 'sub.' .. (last - 1), ARGV[3], 'items.' .. (last - 1), 0)
       grew = true
     end
-    local set = {'BITFIELD', KEYS[last + 1]}
+    local set = {'BITFIELD', KEYS[last + 2]}
     local b0 = o + starts[last]
     for b = b0, b0 + ks[last] - 1 do
       set[#set + 1] = 'SET'
@@ -102,7 +119,7 @@ for j = 1, nitems do
     redis.call(unpack(set))
     if grew then
       local ttl = redis.call('PTTL', meta)
-      if ttl > 0 then redis.call('PEXPIRE', KEYS[last + 1], ttl) end
+      if ttl > 0 then redis.call('PEXPIRE', KEYS[last + 2], ttl) end
     end
     fill = fill + 1
     added = added + 1
@@ -158,6 +175,7 @@ const (
 	codeStale    = 1
 	codeNeedsSub = 2
 	codeNotFound = 3
+	codeBusy     = 4
 )
 
 // scriptOps bounds the bit offsets in one add script call, so that Redis
@@ -176,7 +194,7 @@ type addReply struct {
 // growth may open. It returns the reply and how many hashes it sent.
 func (s *Scalable) addChunk(ctx context.Context, m *scalableMeta, next *bloom.Sizing, hashes []bloom.Hash) (addReply, int, error) {
 	subs := m.subs
-	keys := m.keys(s.name, len(subs))
+	keys := append([]string{s.name, m.pendingKey()}, m.subKeys()...)
 	spec := ""
 	if next != nil {
 		subs = append(subs[:len(subs):len(subs)], *next)

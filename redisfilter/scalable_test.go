@@ -305,35 +305,22 @@ func checkConcurrent(t *testing.T, c redis.UniversalClient, newClient func() red
 	ctx := context.Background()
 	s := mustCreateScalable(t, c, "conc", 500, 0.01, bloom.Growth{RedisBloom: true})
 	const writers, per, step = 4, 5000, 2500 // writer w adds u[w·step, w·step+per)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			wc := newClient()
-			defer wc.Close()
-			ws, err := OpenScalable(ctx, wc, "conc")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			for from := w * step; from < w*step+per; from += 100 {
-				if from%1000 == 0 { // some single adds, racing the batches
-					if _, err := ws.Add(ctx, []byte("u"+strconv.Itoa(from))); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-				if _, err := ws.AddMany(ctx, items("u", from, from+100)); err != nil {
-					t.Error(err)
-					return
-				}
-				if ok, err := ws.Exists(ctx, []byte("u"+strconv.Itoa(from+99))); !ok || err != nil {
-					t.Errorf("false negative right after adding: %v, %v", ok, err)
-					return
+	concurrently(t, writers, newClient, "conc", func(w int, ws *Scalable) error {
+		for from := w * step; from < w*step+per; from += 100 {
+			if from%1000 == 0 { // some single adds, racing the batches
+				if _, err := ws.Add(ctx, []byte("u"+strconv.Itoa(from))); err != nil {
+					return err
 				}
 			}
-		})
-	}
-	wg.Wait()
+			if _, err := ws.AddMany(ctx, items("u", from, from+100)); err != nil {
+				return err
+			}
+			if ok, err := ws.Exists(ctx, []byte("u"+strconv.Itoa(from+99))); !ok || err != nil {
+				return fmt.Errorf("false negative right after adding: %v, %v", ok, err)
+			}
+		}
+		return nil
+	})
 	distinct := (writers-1)*step + per
 	allPresent(t, s, items("u", 0, distinct))
 	in := mustInfo(t, s)
@@ -341,6 +328,28 @@ func checkConcurrent(t *testing.T, c redis.UniversalClient, newClient func() red
 		t.Errorf("%d items counted for %d distinct", in.Items, distinct)
 	}
 	checkGrowth(t, in)
+}
+
+// concurrently runs fn for writers 0 … n-1 at once, each with a client
+// of its own (newClient) and filter name opened on it, and waits for
+// them; an error fails t.
+func concurrently(t *testing.T, n int, newClient func() redis.UniversalClient, name string, fn func(w int, ws *Scalable) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			wc := newClient()
+			defer wc.Close()
+			ws, err := OpenScalable(context.Background(), wc, name)
+			if err == nil {
+				err = fn(w, ws)
+			}
+			if err != nil {
+				t.Errorf("writer %d: %v", w, err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // checkGrowth checks the counters against the growth rules: sub-filters
@@ -437,23 +446,31 @@ func TestScalableFPR(t *testing.T) {
 		if _, err := s.AddMany(ctx, items("member", 0, 20_000)); err != nil {
 			t.Fatal(err)
 		}
-		ex, err := s.ExistsMany(ctx, items("other", 0, 20_000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fp := 0
-		for _, ok := range ex {
-			if ok {
-				fp++
-			}
-		}
-		in := mustInfo(t, s)
-		if ub := wilson(fp, len(ex)); ub > p {
-			t.Errorf("%+v: rate %d/%d, 99%% upper bound %.4f > %g (%d sub-filters)", so, fp, len(ex), ub, p, in.Filters)
-		}
-		t.Logf("%+v: rate %d/%d with %d sub-filters", so, fp, len(ex), in.Filters)
-		checkGrowth(t, in)
+		checkRate(t, s, p, items("other", 0, 20_000))
 	}
+}
+
+// checkRate measures s's false-positive rate on probes, items never
+// added, against target p (the 99% upper bound), and checks its counters
+// against the growth rules.
+func checkRate(t *testing.T, s *Scalable, p float64, probes [][]byte) {
+	t.Helper()
+	ex, err := s.ExistsMany(context.Background(), probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := 0
+	for _, ok := range ex {
+		if ok {
+			fp++
+		}
+	}
+	in := mustInfo(t, s)
+	if ub := wilson(fp, len(ex)); ub > p {
+		t.Errorf("%s: rate %d/%d, 99%% upper bound %.4f > %g (%d sub-filters)", s.name, fp, len(ex), ub, p, in.Filters)
+	}
+	t.Logf("%s: rate %d/%d with %d sub-filters", s.name, fp, len(ex), in.Filters)
+	checkGrowth(t, in)
 }
 
 // TestScalableOpen: Create and Open, their errors, and the two kinds of
@@ -674,21 +691,47 @@ func subKeys(in ScalableInfo) []string {
 	return keys
 }
 
-// TestScalableRoundTrips: a batch takes one script call per chunk of
-// scriptOps bit offsets, and one more per growth (the call that finds the
-// last sub-filter full stops there; the next carries the new one).
+// TestScalableRoundTrips: a large batch goes as watched writes, one per
+// gatedItems items (a WATCH, then at most one GETRANGE and one SETRANGE
+// per item in one transaction), or, when watched writes are off, as
+// gated writes (a BITFIELD per MaxOpsPerCommand bit operations in the
+// transaction, and one release each), without the add script; a batch
+// the last sub-filter cannot take takes the script, one call per chunk
+// of scriptOps bit offsets, and one more per growth (the call that finds
+// the last sub-filter full stops there; the next carries the new one).
 func TestScalableRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
 	s := mustCreateScalable(t, c, "rt", 100_000, 0.01, bloom.Growth{})
-	before := commandCalls(t, c)
 	const batch = 10_000
+	k := int(s.view().subs[0].K)
+	per, perCmd := scriptOps/k, MaxOpsPerCommand/k
+	txs, sets := (batch+per-1)/per, 0
+	for from := 0; from < batch; from += per {
+		sets += (min(per, batch-from) + perCmd - 1) / perCmd
+	}
+	before := commandCalls(t, c)
+	if _, err := s.AddMany(ctx, items("w", 0, batch)); err != nil {
+		t.Fatal(err)
+	}
+	after := commandCalls(t, c)
+	calls := func(name string) int { return after[name] - before[name] }
+	if calls("watch") != txs || calls("exec") != txs || calls("getrange") > batch || calls("setrange") > calls("getrange") ||
+		calls("bitfield")+calls("evalsha")+calls("hgetall") != 0 {
+		t.Errorf("watched AddMany of %d items (%d per transaction): %v, want %d transactions", batch, per, diffCalls(before, after), txs)
+	}
+	s.watchOff.Store(time.Now().Add(time.Hour).UnixNano())
+	before = commandCalls(t, c)
 	if _, err := s.AddMany(ctx, items("b", 0, batch)); err != nil {
 		t.Fatal(err)
 	}
-	per := scriptOps / int(mustInfo(t, s).Subs[0].Sizing.K)
-	if got, want := commandCalls(t, c)["evalsha"]-before["evalsha"], (batch+per-1)/per; got != want {
-		t.Errorf("AddMany of %d items: %d script calls, want %d", batch, got, want)
+	after = commandCalls(t, c)
+	if calls("exec") != txs || calls("eval") != 2*txs || calls("bitfield") != sets ||
+		calls("zrem")+calls("evalsha") != txs || calls("hgetall")+calls("watch") != 0 {
+		t.Errorf("gated AddMany of %d items: %v, want %d transactions, %d BITFIELDs", batch, diffCalls(before, after), txs, sets)
+	}
+	if n := c.Exists(ctx, s.view().pendingKey()).Val(); n != 0 {
+		t.Error("reservations left after AddMany")
 	}
 	g := mustCreateScalable(t, c, "grows", 10, 0.01, bloom.Growth{})
 	before = commandCalls(t, c)
@@ -698,4 +741,15 @@ func TestScalableRoundTrips(t *testing.T) {
 	if got := commandCalls(t, c)["evalsha"] - before["evalsha"]; got != 4 {
 		t.Errorf("AddMany growing three times: %d script calls, want 4", got)
 	}
+}
+
+// diffCalls is the commands counted between two commandCalls.
+func diffCalls(before, after map[string]int) map[string]int {
+	d := map[string]int{}
+	for name, n := range after {
+		if n != before[name] {
+			d[name] = n - before[name]
+		}
+	}
+	return d
 }

@@ -64,18 +64,16 @@ type aofFile interface {
 }
 
 // logFile is the aofFile of a real file; its writes go through writeLog
-// (aof_write_linux.go). It belongs to the holder of wmu.
+// (on Linux, stores into a shared mapping of the file: aof_map_linux.go).
+// It belongs to the holder of wmu.
 type logFile struct {
 	*os.File
 	sysfd    int       // the descriptor, -1 until fd reads it
 	rawUntil time.Time // writes go through the runtime until then (a raw write was slow)
+	logMap             // the mapped appends' state (empty where there are none)
 }
 
-func newLogFile(f *os.File) *logFile { return &logFile{File: f, sysfd: -1} }
-
 func (f *logFile) Write(b []byte) (int, error) { return f.writeLog(b) }
-
-func (f *logFile) Allocate(off, n int64) error { return allocate(f.File, off, n) }
 
 // maxSpare bounds the buffer kept for reuse after a write.
 const maxSpare = 4 << 20
@@ -336,7 +334,7 @@ func (p *persistence) requeue(first []byte, more ...[]byte) {
 // it, and makes it the current log. The caller holds wmu (or is alone).
 func (p *persistence) openLog(gen uint64) error {
 	name := filepath.Join(p.dir, logName(gen))
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(name, logOpenFlags, 0o644)
 	if err != nil {
 		return fmt.Errorf("server: open log: %w", err)
 	}
@@ -349,7 +347,7 @@ func (p *persistence) openLog(gen uint64) error {
 		return fmt.Errorf("server: open log %s: %w", name, err)
 	}
 	p.closeLog()
-	p.file, p.fileName = newLogFile(f), name
+	p.file, p.fileName = newLogFile(f, st.Size()), name
 	p.fileWritten, p.fileSynced = st.Size(), st.Size()
 	p.unsynced = p.unsynced[:0]
 	p.mu.Lock()

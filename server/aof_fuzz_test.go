@@ -56,6 +56,8 @@ func FuzzReplayLog(f *testing.F) {
 		f.Add([]byte(s), true, uint16(7))
 		f.Add(fuzzLog([]byte(s), 0), false, uint16(0))
 	}
+	f.Add(append(fuzzLog([]byte("BF.ADD k a\nBF.ADD k b"), 0), make([]byte, 300)...), false, uint16(0)) // zeros after the records
+	f.Add(append(fuzzLog([]byte("BF.ADD k a\nBF.ADD k b"), 9), make([]byte, 300)...), false, uint16(0)) // after a torn one
 	f.Add([]byte("*1\r\n$999999999999\r\n"), false, uint16(0))
 	f.Add([]byte("*999999999\r\n$1\r\n"), false, uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, build bool, cut uint16) {

@@ -200,6 +200,14 @@ func (p *persistence) replayLog(name string, last bool, l loader) (int64, error)
 		return 0, err
 	}
 	defer f.Close()
+	if end, err := zeroTail(f, size); err != nil {
+		return 0, fmt.Errorf("server: read %s: %w", name, err)
+	} else if end < size {
+		if err := p.cutTail(name, end, size, "the log ends in zeros (room the server had claimed for appends when it stopped without closing the log); cutting them"); err != nil {
+			return 0, err
+		}
+		size = end
+	}
 	lr := newLogReader(f, size)
 	records := int64(0)
 	for {
@@ -266,11 +274,34 @@ func apply(l loader, args [][]byte) (err error) {
 	return l.apply(args)
 }
 
+// zeroTail returns where the zeros at the end of a file of size bytes
+// begin (size when it does not end in a zero). No record ends in a zero
+// byte (each ends in CRLF), so the zeros a log's mapped appends run ahead
+// of its records by (aof_map_linux.go) are never part of one.
+func zeroTail(f *os.File, size int64) (int64, error) {
+	var buf [64 << 10]byte
+	for end := size; end > 0; {
+		n := min(end, int64(len(buf)))
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexFunc(buf[:n], func(r rune) bool { return r != 0 }); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
 // cutTornTail truncates the log to its last complete record: the end of
 // an append that a crash interrupted, never acknowledged to a client.
 func (p *persistence) cutTornTail(name string, off, size int64) error {
-	p.log.Warn("the log ends inside a record (an interrupted append); cutting it off",
-		"file", name, "offset", off, "bytes_dropped", size-off)
+	return p.cutTail(name, off, size, "the log ends inside a record (an interrupted append); cutting it off")
+}
+
+// cutTail truncates the log to off bytes, saying why in a warning.
+func (p *persistence) cutTail(name string, off, size int64, why string) error {
+	p.log.Warn(why, "file", name, "offset", off, "bytes_dropped", size-off)
 	w, err := os.OpenFile(name, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("server: cut the torn end of %s: %w", name, err)

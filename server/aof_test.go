@@ -40,6 +40,7 @@ func logRecords(t testing.TB, name string) []int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = bytes.TrimRight(b, "\x00") // the room a running server's mapped appends claimed
 	lr := newLogReader(bytes.NewReader(b), int64(len(b)))
 	var starts []int64
 	for {
@@ -61,7 +62,12 @@ func crashImage(t *testing.T) (dir string, starts []int64) {
 	ps.do(t, "BF.MADD", "k", "a", "b", "c")
 	ps.do(t, "BF.ADD", "k", "the-last-item")
 	dir = copyDataDir(t, ps.dir)
-	return dir, logRecords(t, filepath.Join(dir, "appendonly.1.aof"))
+	name := filepath.Join(dir, "appendonly.1.aof")
+	starts = logRecords(t, name)
+	if err := os.Truncate(name, starts[len(starts)-1]); err != nil { // as the server cuts the zeros after the records
+		t.Fatal(err)
+	}
+	return dir, starts
 }
 
 // Cutting the log anywhere inside its last record: the server starts,
@@ -93,6 +99,60 @@ func TestPersistTornTail(t *testing.T) {
 			t.Fatalf("cut at %d: log not truncated to %d: %v, %v", cut, last, st.Size(), err)
 		}
 		ps.shutdown(t)
+	}
+}
+
+// A log ending in zeros, as a crash leaves the room its mapped appends
+// had claimed (after its last record, or after the torn start of one),
+// in the newest log or an older one: the server starts with every
+// complete record, warns, and cuts the zeros (and the torn record).
+func TestPersistZeroTail(t *testing.T) {
+	image, starts := crashImage(t)
+	last, end := starts[2], starts[3]
+	for _, tc := range []struct {
+		name  string
+		cut   int64 // the log's records are cut here, then the zeros follow
+		older bool  // the log is followed by a newer one
+		card  int64
+		keep  int64 // the log's size after
+	}{
+		{"after the last record", end, false, 4, end},
+		{"inside the last record", last + 5, false, 3, last},
+		{"older log", end, true, 4, end},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDataDir(t, image)
+			name := filepath.Join(dir, "appendonly.1.aof")
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = append(b[:tc.cut], make([]byte, 70000)...) // more than zeroTail reads at once
+			if err := os.WriteFile(name, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.older {
+				rec := appendRecord(nil, [][]byte{[]byte("BF.INSERT"), []byte("k"), []byte("ITEMS"), []byte("newer")})
+				if err := os.WriteFile(filepath.Join(dir, logName(2)), rec, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ps := startPServer(t, Config{Dir: dir})
+			want := tc.card
+			if tc.older {
+				want++
+			}
+			if got := ps.do(t, "BF.CARD", "k"); got != want {
+				t.Fatalf("BF.CARD = %v, want %d", got, want)
+			}
+			if !strings.Contains(ps.logs.String(), "the log ends in zeros") {
+				t.Errorf("no warning about the zeros:\n%s", ps.logs.String())
+			}
+			if st, err := os.Stat(name); err != nil || st.Size() != tc.keep {
+				t.Fatalf("log not cut to %d: %v, %v", tc.keep, st.Size(), err)
+			}
+			ps.shutdown(t)
+		})
 	}
 }
 
@@ -165,7 +225,7 @@ func TestPersistBadLogs(t *testing.T) {
 		{"checksum line", [][]any{{"*1\r\n$8\r\nFLUSHALL\r\n-00000000\r\n"}}, "offset 0: corrupt record: the checksum line is malformed"},
 		{"empty array", [][]any{{"*0\r\n+00000000\r\n"}}, "offset 0: corrupt record: a record of no arguments"},
 		{"leading zero", [][]any{{"*01\r\n"}}, "offset 0: corrupt record: malformed length line"},
-		{"zero tail", [][]any{{add, "\x00\x00\x00\x00"}}, at("corrupt record: expected '*', found '\\x00'")},
+		{"zeros before a record", [][]any{{add, "\x00\x00\x00\x00", add}}, at("corrupt record: expected '*', found '\\x00'")},
 		{"torn CRLF", [][]any{{add, "*1\r\n$1\r\nx\rx"}}, at("corrupt record: an argument of 1 bytes is not followed by CRLF")},
 		{"torn checksum", [][]any{{add, "*1\r\n$1\r\nx\r\n+12g"}}, at("corrupt record: the checksum line is malformed (byte 3 is 'g')")},
 		{"length past the end", [][]any{{add, "*1\r\n$999\r\nFLUSHALL\r\n+00000000\r\n", add}},

@@ -9,7 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The log's write(2) without the Go runtime's system call entry
+// The log's pwrite(2), for what the mapping does not take
+// (aof_map_linux.go), without the Go runtime's system call entry
 // (syscall.RawSyscall). Entering a system call wakes the runtime's
 // monitor thread (sysmon) when every processor was idle, and sysmon then
 // polls every 20 µs for a millisecond or more: with clients that each
@@ -29,17 +30,18 @@ const (
 	rawWriteBackoff = 10 * time.Second
 )
 
-// writeLog writes all of b to f (opened for appending), as f.Write does.
-// The caller holds wmu.
-func (f *logFile) writeLog(b []byte) (int, error) {
+// pwriteLog writes all of b to f at offset off, as f.WriteAt does, and
+// returns how many bytes it wrote. The caller holds wmu.
+func (f *logFile) pwriteLog(b []byte, off int64) (int, error) {
 	if !f.rawUntil.IsZero() && time.Now().Before(f.rawUntil) {
-		return f.File.Write(b)
+		return f.File.WriteAt(b, off)
 	}
 	start := time.Now()
 	fd, done := f.fd(), 0
 	for done < len(b) {
 		p := b[done:]
-		n, _, e := syscall.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+		n, _, e := syscall.RawSyscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))),
+			uintptr(len(p)), uintptr(off+int64(done)), 0, 0)
 		switch {
 		case e == unix.EINTR || e == unix.EAGAIN:
 			continue

@@ -70,8 +70,8 @@ type Config struct {
 	// that long (it does not read them). Default: DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// EventLoops is the number of event loops serving the connections of
-	// the memory backend on Linux (docs/SERVER.md, "How connections are
-	// served"). Default: GOMAXPROCS.
+	// the memory backend on Linux (docs/DESIGN.md §8, step 1). Default:
+	// GOMAXPROCS − 1, at least 1.
 	EventLoops int
 	// GoroutinePerConn serves each connection with a goroutine of its
 	// own instead of event loops: the only way on other systems and with
@@ -91,9 +91,11 @@ type Config struct {
 	// CPU).
 	Pprof bool
 	// ManageGoMemory lets the server set the Go runtime's soft memory
-	// limit from its filters' bytes (see setMemoryLimit): for a process
-	// that is only this server, as bloomery serve. It is process-wide, so
-	// leave it off when the server is embedded in another program.
+	// limit from its filters' bytes (see setMemoryLimit), and with the
+	// Redis backend turn GOGC's trigger off under that limit
+	// (redisstore_gc.go): for a process that is only this server, as
+	// bloomery serve. It is process-wide, so leave it off when the
+	// server is embedded in another program.
 	ManageGoMemory bool
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger

@@ -30,6 +30,15 @@ type conn struct {
 	remote  net.Addr
 	local   net.Addr
 	shard   *statShard // where its commands are counted
+	// clock is when the last command of the input being run ended, as a
+	// duration since the server started: the next command's start, so
+	// that timing a command reads the clock once (0: read it; reset
+	// wherever the connection may have waited).
+	clock time.Duration
+	// lastCmd is the command table's entry for the connection's last
+	// command name: a client mostly repeats one, and comparing its name
+	// costs less than the table's map (2% of BF.ADD's CPU at -P 16).
+	lastCmd *command
 
 	authed bool
 	name   string

@@ -143,14 +143,15 @@ func (c *conn) endRun() {
 		return
 	}
 	ops := r.ops(c)
-	start := time.Since(c.srv.started)
+	start := c.started()
 	store := c.srv.bloom.(runStore)
 	if r.kind == laneAdd {
 		store.AddRun(c.ctx, string(r.arena[:r.key]), ops)
 	} else {
 		store.ExistsRun(c.ctx, string(r.arena[:r.key]), ops)
 	}
-	per := uint64(time.Since(c.srv.started)-start) / uint64(n)
+	c.clock = time.Since(c.srv.started)
+	per := uint64(c.clock-start) / uint64(n)
 	for i, cmd := range r.cmds {
 		errs := c.errs
 		switch o := ops[i]; cmd.name {

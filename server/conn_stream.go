@@ -133,6 +133,7 @@ func (c *conn) serve() {
 	var args [][]byte
 	for !c.quit {
 		if c.r.Buffered() == 0 {
+			c.clock = 0 // the read may wait
 			if err := c.flush(); err != nil {
 				c.ended(err)
 				return

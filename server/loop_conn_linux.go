@@ -162,6 +162,7 @@ func (l *eventLoop) process(lc *loopConn) {
 		return
 	}
 	c := lc.c
+	c.clock = 0 // input that waited for this turn
 	defer l.queueFlush(lc)
 	for !c.quit {
 		if c.w.Buffered() >= loopBatch {
@@ -209,6 +210,7 @@ func (l *eventLoop) offload(lc *loopConn, cmd *command, args [][]byte) {
 	lc.busy = true
 	l.unwatch(lc)
 	go func() {
+		lc.c.clock = 0 // it waited for a goroutine
 		lc.c.execute(cmd, args)
 		l.post(lc)
 	}()

@@ -16,18 +16,33 @@ import (
 const haveEventLoop = true
 
 // An event loop serves many connections from one goroutine, as Redis
-// does (docs/SERVER.md, "How connections are served"). Each iteration:
+// does (docs/DESIGN.md §8, step 1). Each iteration:
 //
 //  1. epoll_wait (level-triggered) for the connections that have input
 //     or room for output, and for the loop's eventfd, which other
 //     goroutines write to hand it new connections, finished off-loop
-//     commands and Shutdown's requests (the inbox). epoll_wait itself
-//     never blocks: when nothing is ready, the goroutine parks in Go's
-//     scheduler until the epoll descriptor becomes readable (it is
-//     registered with Go's own poller, through an os.File) or the next
-//     check of timeouts comes. A thread blocked in a system call of its
-//     own would make the runtime hand its processor to another thread
-//     and take one back on waking: a third of the CPU time, measured;
+//     commands and Shutdown's requests (the inbox). How it waits when
+//     nothing is ready depends on whether the loops leave a processor
+//     (GOMAXPROCS) to the rest of the server (block):
+//     - they do (the default: GOMAXPROCS − 1 loops, at least 1): it
+//     blocks in epoll_wait itself, as Redis does, without telling the
+//     runtime (RawSyscall6), so it keeps its processor and wakes with
+//     its events in one system call. The runtime's signals interrupt it
+//     (EINTR): a garbage collection's stop-the-world and sysmon's
+//     preemption of a goroutine running for 10 ms reach it within
+//     microseconds, and the processor left over runs everything else
+//     (accepting, the log's fsync, off-loop commands, timers). Against
+//     parking in Go's scheduler (below) this saved about 1 µs of CPU per
+//     request with clients that wait for each reply (-P 1), an eighth of
+//     the server's whole cost there (docs/BENCHMARKS.md, issue 15);
+//     - they do not: epoll_wait never blocks, and when nothing is ready
+//     the goroutine parks in Go's scheduler until the epoll descriptor
+//     becomes readable (it is registered with Go's own poller, through
+//     an os.File) or the next check of timeouts comes. A blocked loop
+//     would hold the only processors there, and a blocking call through
+//     the runtime (syscall.Syscall) makes it hand its processor to
+//     another thread and take one back on waking: a third more CPU,
+//     measured;
 //  2. read each connection with input once, and run every whole command
 //     in its buffer (resp.Reader.Complete tells, so the parser never
 //     waits); a command that may take long (command.slow) runs on a
@@ -48,7 +63,8 @@ const haveEventLoop = true
 type eventLoop struct {
 	srv    *Server
 	epfd   int
-	epfile *os.File        // epfd, in Go's poller: parking until it is readable
+	block  bool            // wait blocks in epoll_wait (see above)
+	epfile *os.File        // epfd, in Go's poller: parking until it is readable (nil when block)
 	eprc   syscall.RawConn // of epfile
 	parkBy time.Time       // epfile's read deadline
 	wakefd int             // an eventfd
@@ -86,8 +102,9 @@ const (
 // loopTick is how often the loop checks timeouts.
 const loopTick = 100 * time.Millisecond
 
-// newEventLoop makes a loop counting its commands in shard.
-func newEventLoop(s *Server, shard *statShard) (*eventLoop, error) {
+// newEventLoop makes a loop counting its commands in shard; block: it
+// waits blocked in epoll_wait (see eventLoop).
+func newEventLoop(s *Server, shard *statShard, block bool) (*eventLoop, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("server: epoll_create1: %w", err)
@@ -99,7 +116,7 @@ func newEventLoop(s *Server, shard *statShard) (*eventLoop, error) {
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}
 	err = unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev)
-	if err == nil {
+	if err == nil && !block {
 		err = unix.SetNonblock(epfd, true) // so that os.NewFile puts it in Go's poller
 	}
 	if err != nil {
@@ -107,8 +124,12 @@ func newEventLoop(s *Server, shard *statShard) (*eventLoop, error) {
 		unix.Close(wakefd)
 		return nil, fmt.Errorf("server: epoll: %w", err)
 	}
-	l := &eventLoop{srv: s, epfd: epfd, epfile: os.NewFile(uintptr(epfd), "epoll"), wakefd: wakefd, shard: shard,
+	l := &eventLoop{srv: s, epfd: epfd, block: block, wakefd: wakefd, shard: shard,
 		events: make([]unix.EpollEvent, 256), done: make(chan struct{})}
+	if block {
+		return l, nil // epfd stays out of Go's poller: a blocking descriptor
+	}
+	l.epfile = os.NewFile(uintptr(epfd), "epoll")
 	if l.eprc, err = l.epfile.SyscallConn(); err != nil {
 		l.epfile.Close()
 		unix.Close(wakefd)
@@ -156,13 +177,15 @@ func (l *eventLoop) run() {
 // some are, or until the next check of timeouts while there are
 // connections (returning 0).
 func (l *eventLoop) wait() int {
-	n := l.poll()
-	if n > 0 || len(l.again) > 0 {
-		return n
+	if len(l.again) > 0 {
+		return l.poll()
 	}
 	by := time.Time{} // no connections: sleep until the inbox is written
 	if l.open > 0 {
 		by = l.lastTick.Add(loopTick)
+	}
+	if l.block {
+		return l.blockingPoll(by)
 	}
 	if !by.Equal(l.parkBy) {
 		l.parkBy = by
@@ -170,7 +193,9 @@ func (l *eventLoop) wait() int {
 	}
 	// Read returns when the function reports true, or with an error at
 	// the deadline; between calls it waits for the descriptor to be
-	// readable.
+	// readable. Its first call polls at once: a busy loop does not park,
+	// and an idle one makes one empty epoll_wait before parking, not two.
+	n := 0
 	l.eprc.Read(func(uintptr) bool {
 		n = l.poll()
 		return n > 0
@@ -178,9 +203,25 @@ func (l *eventLoop) wait() int {
 	return n
 }
 
+// blockingPoll collects the ready events, waiting in epoll_wait until
+// there are some or until by (for ever when by is zero); 0 when a signal
+// interrupted it.
+func (l *eventLoop) blockingPoll(by time.Time) int {
+	ms := -1
+	if !by.IsZero() {
+		ms = max(0, int((time.Until(by)+time.Millisecond-1)/time.Millisecond))
+	}
+	return l.pollResult(rawEpollWait(l.epfd, l.events, ms))
+}
+
 // poll collects the ready events without waiting.
 func (l *eventLoop) poll() int {
-	n, err := rawEpollPoll(l.epfd, l.events)
+	return l.pollResult(rawEpollWait(l.epfd, l.events, 0))
+}
+
+// pollResult is the number of events an epoll_wait returned, 0 on an
+// error (logged, after a pause, unless a signal interrupted the call).
+func (l *eventLoop) pollResult(n int, err error) int {
 	if err != nil {
 		if err != unix.EINTR {
 			l.srv.log.Error("event loop: epoll_wait failed", "err", err)
@@ -323,7 +364,11 @@ func (l *eventLoop) end() {
 	for _, lc := range append(incoming, finished...) {
 		lc.release()
 	}
-	l.epfile.Close() // and epfd
+	if l.epfile != nil {
+		l.epfile.Close() // and epfd
+	} else {
+		unix.Close(l.epfd)
+	}
 	unix.Close(l.wakefd)
 }
 

@@ -24,7 +24,7 @@ const (
 	loopStop
 )
 
-func newEventLoop(*Server, *statShard) (*eventLoop, error) {
+func newEventLoop(*Server, *statShard, bool) (*eventLoop, error) {
 	return nil, errors.New("server: no event loop on this system")
 }
 

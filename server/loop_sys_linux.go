@@ -10,7 +10,8 @@ import (
 // The system calls of an event loop's turn, made without telling the Go
 // runtime (syscall.RawSyscall): each is on a non-blocking descriptor (a
 // socket, the eventfd) or is epoll_wait with a zero timeout, so it
-// returns at once, and the runtime's entry and exit of a system call
+// returns at once (but for the blocking epoll_wait of a loop that leaves
+// a processor to the rest of the server: rawEpollWait), and the runtime's entry and exit of a system call
 // (unix.Read and unix.Write go through them: waking the sysmon thread,
 // and letting another thread take the processor) are cost without
 // purpose. A profile of BF.ADD at -P 16 (issue 15) had 5% of the
@@ -30,11 +31,13 @@ func rawWrite(fd int, b []byte) (int, error) {
 	return rawResult(n, e)
 }
 
-// rawEpollPoll is epoll_wait(2) on epfd with a zero timeout: the events
-// ready now, in events, which must not be empty.
-func rawEpollPoll(epfd int, events []unix.EpollEvent) (int, error) {
+// rawEpollWait is epoll_wait(2) on epfd for up to ms milliseconds (0:
+// the events ready now; -1: no limit), into events, which must not be
+// empty. Only an event loop that leaves a processor to the rest of the
+// server waits (eventLoop, in loop_linux.go, says why that is safe).
+func rawEpollWait(epfd int, events []unix.EpollEvent, ms int) (int, error) {
 	n, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])),
-		uintptr(len(events)), 0, 0, 0)
+		uintptr(len(events)), uintptr(ms), 0, 0)
 	return rawResult(n, e)
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -67,4 +68,43 @@ func TestMetrics(t *testing.T) {
 	if got := gauge("bloomery_connected_clients"); got < 1 {
 		t.Errorf("connected clients %v, want ≥ 1", got)
 	}
+}
+
+// TestCommandTimeExcludesWaits: a command is timed from the end of the
+// one before it in the same input, never across a wait for input: a
+// client that pauses between two commands (on either way of serving
+// connections) does not see the pause charged to the second, and a
+// pipeline's commands are each charged.
+func TestCommandTimeExcludesWaits(t *testing.T) {
+	srv, addr := startServer(t, Config{})
+	c := dialRaw(t, addr)
+	c.do("BF.ADD", "k", "a")
+	c.do("PING")
+	time.Sleep(300 * time.Millisecond)
+	c.do("PING")
+	c.send(encodeCommand("PING") + encodeCommand("BF.EXISTS", "k", "a") + encodeCommand("PING"))
+	for range 3 {
+		readRawReply(c.br)
+	}
+	families, err := srv.metrics.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "bloomery_command_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "command" && l.GetValue() == "ping" {
+					h := m.GetHistogram()
+					if h.GetSampleCount() != 4 || h.GetSampleSum() >= 0.15 {
+						t.Fatalf("ping: %d samples taking %vs in all; want 4, far below the 0.3 s pause", h.GetSampleCount(), h.GetSampleSum())
+					}
+					return
+				}
+			}
+		}
+	}
+	t.Fatal("no duration histogram for ping")
 }

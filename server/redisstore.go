@@ -92,18 +92,28 @@ func newRedisStore(ctx context.Context, cfg Config) (*redisStore, error) {
 	return r, nil
 }
 
+// backendProtocol is the RESP version the backend speaks to Redis unless
+// the URL says (protocol=3): the backend needs no RESP3 reply, and
+// go-redis looks for push notifications before each reply under RESP3
+// (4% of the server's CPU time for BF.ADD at -P 16, docs/BENCHMARKS.md).
+const backendProtocol = 2
+
 // redisClient makes the client of a backend URL and lists its addresses:
 // redis://, rediss:// (TLS) and unix:// as go-redis's ParseURL reads them
 // (user, password, database and client options in the URL), or
 // redis+cluster:// and rediss+cluster:// with a comma-separated list of
 // seed nodes, as in redis+cluster://:password@h1:7000,h2:7000?dial_timeout=3s
-// (the options of go-redis's ParseClusterURL; database 0 only).
+// (the options of go-redis's ParseClusterURL; database 0 only); RESP2
+// unless the URL says protocol=3.
 func redisClient(raw string) (redis.UniversalClient, []string, error) {
 	scheme, rest, _ := strings.Cut(raw, "://")
 	if scheme != "redis+cluster" && scheme != "rediss+cluster" {
 		o, err := redis.ParseURL(raw)
 		if err != nil {
 			return nil, nil, err
+		}
+		if o.Protocol == 0 {
+			o.Protocol = backendProtocol
 		}
 		return redis.NewClient(o), []string{o.Addr}, nil
 	}
@@ -130,6 +140,9 @@ func redisClient(raw string) (redis.UniversalClient, []string, error) {
 	o, err := redis.ParseClusterURL(strings.TrimSuffix(scheme, "+cluster") + "://" + userinfo + seeds[0] + "?" + q.Encode())
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.Protocol == 0 {
+		o.Protocol = backendProtocol
 	}
 	return redis.NewClusterClient(o), o.Addrs, nil
 }

@@ -362,7 +362,8 @@ func TestRedisBackendCluster(t *testing.T) {
 }
 
 // TestRedisBackendURL: the URL forms, with password, database, TLS and
-// client options; errors name the URL without its password.
+// client options (RESP2 unless the URL says); errors name the URL
+// without its password.
 func TestRedisBackendURL(t *testing.T) {
 	for _, tc := range []struct {
 		url   string
@@ -371,7 +372,10 @@ func TestRedisBackendURL(t *testing.T) {
 	}{
 		{"redis://:secret@h:7000/3?dial_timeout=2s", []string{"h:7000"}, func(c redis.UniversalClient) string {
 			o := c.(*redis.Client).Options()
-			return fmt.Sprint(o.Password, o.DB, o.DialTimeout, o.TLSConfig == nil)
+			return fmt.Sprint(o.Password, o.DB, o.DialTimeout, o.TLSConfig == nil, o.Protocol == backendProtocol)
+		}},
+		{"redis://h?protocol=3", []string{"h:6379"}, func(c redis.UniversalClient) string {
+			return fmt.Sprint(c.(*redis.Client).Options().Protocol == 3)
 		}},
 		{"rediss://user:pw@h", []string{"h:6379"}, func(c redis.UniversalClient) string {
 			o := c.(*redis.Client).Options()
@@ -382,7 +386,10 @@ func TestRedisBackendURL(t *testing.T) {
 		}},
 		{"redis+cluster://:pw@a:1,b:2,c:3/0?read_timeout=4s", []string{"a:1", "b:2", "c:3"}, func(c redis.UniversalClient) string {
 			o := c.(*redis.ClusterClient).Options()
-			return fmt.Sprint(o.Password, o.ReadTimeout, o.TLSConfig == nil)
+			return fmt.Sprint(o.Password, o.ReadTimeout, o.TLSConfig == nil, o.Protocol == backendProtocol)
+		}},
+		{"redis+cluster://a:1?protocol=3", []string{"a:1"}, func(c redis.UniversalClient) string {
+			return fmt.Sprint(c.(*redis.ClusterClient).Options().Protocol == 3)
 		}},
 		{"rediss+cluster://a:1", []string{"a:1"}, func(c redis.UniversalClient) string {
 			return fmt.Sprint(c.(*redis.ClusterClient).Options().TLSConfig != nil)

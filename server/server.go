@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.backend, s.keys, s.bloom, s.cuckoo = r, r, r, redisCuckoo{r}
+		if cfg.ManageGoMemory {
+			go s.manageRedisMemory()
+		}
 		return s, nil
 	}
 	m, err := s.openMemory(cfg)
@@ -144,7 +149,7 @@ func eventLoops(cfg Config) int {
 	case cfg.EventLoops > 0:
 		return cfg.EventLoops
 	}
-	return runtime.GOMAXPROCS(0)
+	return max(1, runtime.GOMAXPROCS(0)-1) // one processor left for the rest: the loops block in epoll_wait
 }
 
 // limitsHint adds to a failure to load the data directory, when a
@@ -301,8 +306,13 @@ func (s *Server) startLoops() {
 	if s.loopsN == 0 || s.loops != nil {
 		return
 	}
+	// The loops may block in the kernel, keeping their processors, when
+	// one is left for everything else and the runtime's preemption
+	// signals can interrupt them (loop_linux.go, eventLoop).
+	block := s.loopsN < runtime.GOMAXPROCS(0) &&
+		!strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,")
 	for i := range s.loopsN {
-		l, err := newEventLoop(s, s.metrics.shards[1+i])
+		l, err := newEventLoop(s, s.metrics.shards[1+i], block)
 		if err != nil {
 			s.log.Warn("no event loop; serving each connection with a goroutine", "err", err)
 			for _, l := range s.loops {

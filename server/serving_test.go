@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -270,5 +271,44 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited 10 s for %s", what)
 		}
+	}
+}
+
+// TestLoopBlockedCollects: an event loop blocked in epoll_wait with no
+// time limit (no connections) keeps its processor, yet garbage
+// collections, whose stop-the-world must stop it, complete (the
+// runtime's preemption signal interrupts the wait), and it still serves.
+func TestLoopBlockedCollects(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("with one processor the loops park in Go's scheduler instead of blocking")
+	}
+	onePath(t)
+	srv, addr := startServer(t, Config{EventLoops: 1})
+	c := dialRaw(t, addr)
+	if got := c.do("PING"); got != rawStatus("PONG") { // the loops run
+		t.Fatalf("PING: %q", got)
+	}
+	c.nc.Close()
+	srv.mu.Lock()
+	loops := srv.loops
+	srv.mu.Unlock()
+	if len(loops) != 1 || !loops[0].block {
+		t.Fatalf("%d loops: want one, blocking", len(loops))
+	}
+	time.Sleep(50 * time.Millisecond) // the loop has closed the connection and waits in epoll_wait
+	done := make(chan struct{})
+	go func() {
+		for range 5 {
+			runtime.GC()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("garbage collection did not complete while the loop was blocked")
+	}
+	if got := dialRaw(t, addr).do("PING"); got != rawStatus("PONG") {
+		t.Fatalf("PING after: %q", got)
 	}
 }

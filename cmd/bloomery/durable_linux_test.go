@@ -113,6 +113,7 @@ func joinResumed(log string) []string {
 	open := map[string]string{} // pid → the first half of its call
 	for line := range strings.SplitSeq(log, "\n") {
 		pid, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		rest = strings.TrimSpace(rest) // strace pads the PID column
 		switch {
 		case strings.HasSuffix(rest, " <unfinished ...>"):
 			open[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
@@ -140,6 +141,12 @@ func TestDurableWriteReadsStrace(t *testing.T) {
 17372 renameat(AT_FDCWD</w>, "/d/.t.tmp-1", AT_FDCWD</w>, "/d/t") = 0
 17372 fsync(5</d>) = 0
 `
+	padded := `781   fsync(5</d/.t.tmp-1> <unfinished ...>
+784   --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=781, si_uid=0} ---
+781   <... fsync resumed>)              = 0
+781   renameat(AT_FDCWD</w>, "/d/.t.tmp-1", AT_FDCWD</w>, "/d/t") = 0
+781   fsync(5</d>) = 0
+`
 	unsynced := `17372 renameat(AT_FDCWD</w>, "/d/.t.tmp-1", AT_FDCWD</w>, "/d/t") = 0
 17372 fsync(5</d>) = 0
 `
@@ -148,6 +155,7 @@ func TestDurableWriteReadsStrace(t *testing.T) {
 `
 	for _, tt := range []struct{ name, log, want string }{
 		{"interrupted fsync", interrupted, ""},
+		{"interrupted fsync, padded PIDs", padded, ""},
 		{"no fsync of the file", unsynced, "renamed over it without an fsync of /d/.t.tmp-1"},
 		{"no fsync of the directory", noDirSync, "no fsync of its directory after the rename"},
 	} {

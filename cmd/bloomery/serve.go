@@ -83,7 +83,7 @@ snapshot written.`,
 	f.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "maximum open client connections (at least 1)")
 	f.DurationVar(&cfg.IdleTimeout, "timeout", 0, "close clients that sent nothing for this long, e.g. 5m (0: never)")
 	f.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "close clients that do not read their replies for this long")
-	f.IntVar(&cfg.EventLoops, "event-loops", 0, "event loops serving connections on Linux (0: one per CPU the Go runtime uses)")
+	f.IntVar(&cfg.EventLoops, "event-loops", 0, "event loops serving connections on Linux (0: one fewer than the CPUs the Go runtime uses, at least 1)")
 	f.BoolVar(&cfg.GoroutinePerConn, "goroutine-per-conn", false, "serve each connection with a goroutine of its own instead of event loops")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, without authentication (:PORT is every interface)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "also serve Go's profiles at http://ADDR/debug/pprof/ on --metrics-addr")

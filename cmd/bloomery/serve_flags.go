@@ -27,7 +27,7 @@ func checkServeFlags(cfg server.Config) error {
 		{cfg.AppendFsync != "always" && cfg.AppendFsync != "everysec" && cfg.AppendFsync != "no",
 			fmt.Sprintf("--appendfsync %q: want always, everysec or no", cfg.AppendFsync)},
 		{cfg.MaxClients < 1, fmt.Sprintf("--maxclients %d: want at least 1", cfg.MaxClients)},
-		{cfg.EventLoops < 0, fmt.Sprintf("--event-loops %d: want 0 (one per CPU) or more", cfg.EventLoops)},
+		{cfg.EventLoops < 0, fmt.Sprintf("--event-loops %d: want 0 (automatic) or more", cfg.EventLoops)},
 		{cfg.IdleTimeout < 0, fmt.Sprintf("--timeout %v: want 0 (never) or more", cfg.IdleTimeout)},
 		{cfg.WriteTimeout <= 0, fmt.Sprintf("--write-timeout %v: want more than 0", cfg.WriteTimeout)},
 		{bulk < server.MinBufferLimit, fmt.Sprintf("--proto-max-bulk-len %d: want at least 1mb (Redis's minimum)", bulk)},

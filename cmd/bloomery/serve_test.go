@@ -19,7 +19,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--maxclients", "0"}, "--maxclients 0: want at least 1"},
 		{[]string{"--maxclients", "-5"}, "--maxclients -5: want at least 1"},
 		{[]string{"--timeout", "-1s"}, "--timeout -1s: want 0 (never) or more"},
-		{[]string{"--event-loops", "-2"}, "--event-loops -2: want 0 (one per CPU) or more"},
+		{[]string{"--event-loops", "-2"}, "--event-loops -2: want 0 (automatic) or more"},
 		{[]string{"--write-timeout", "0"}, "--write-timeout 0s: want more than 0"},
 		{[]string{"--client-query-buffer-limit", "1"}, "--client-query-buffer-limit 1: want at least 1mb"},
 		{[]string{"--client-query-buffer-limit", "0"}, "--client-query-buffer-limit 0: want at least 1mb"},

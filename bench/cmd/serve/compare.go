@@ -22,6 +22,9 @@ type benchCase struct {
 }
 
 var allCases = []benchCase{
+	// The round trip alone: what any server on this machine spends per
+	// request before doing anything (the floor of every other case).
+	{"ping", "PING", "PING"},
 	{"add", "BF.ADD bf __rand_int__", "SADD set __rand_int__"},
 	{"exists", "BF.EXISTS bf __rand_int__", "SISMEMBER set __rand_int__"},
 	{"madd10", "BF.MADD bf" + strings.Repeat(" __rand_int__", 10), ""},
