@@ -62,8 +62,12 @@ type header struct {
 	small                     bool    // version 3: a blocked chain with classic small sub-filters
 }
 
-func (h *header) marshal() []byte {
-	b := make([]byte, headerSize)
+func (h *header) marshal() []byte { return h.appendTo(make([]byte, 0, headerSize)) }
+
+// appendTo appends the header's 64 bytes to dst.
+func (h *header) appendTo(dst []byte) []byte {
+	dst = append(dst, make([]byte, headerSize)...) // no allocation: the compiler extends dst
+	b := dst[len(dst)-headerSize:]
 	copy(b, formatMagic)
 	le := binary.LittleEndian
 	le.PutUint16(b[8:], h.version())
@@ -81,7 +85,7 @@ func (h *header) marshal() []byte {
 		b[14] = h.n2
 	}
 	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
-	return b
+	return dst
 }
 
 // version is the format version of an encoding with header h: 2 in the

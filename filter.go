@@ -133,6 +133,16 @@ func newFilter(s Sizing, c config) (*Filter, error) {
 // concurrency mode and size limit (so that a Scalable can hold its first
 // sub-filter in place).
 func initFilter(f *Filter, s Sizing, c config) error {
+	if err := c.checkFilter(s); err != nil {
+		return err
+	}
+	f.setup(s, c, newWords(s.Layout, s.Bits/64))
+	return nil
+}
+
+// checkFilter refuses a filter of geometry s that c cannot make: a layout
+// it cannot be made in, or a bit array above its size limit.
+func (c config) checkFilter(s Sizing) error {
 	if err := c.checkLayout(s.Layout); err != nil {
 		return err
 	}
@@ -140,7 +150,6 @@ func initFilter(f *Filter, s Sizing, c config) error {
 		return fmt.Errorf("%w: %d items at p=%g need %d bytes, limit %d (raise it with WithMaxBytes)",
 			ErrTooLarge, s.N, s.P, s.Bytes(), c.maxBytes)
 	}
-	f.setup(s, c, newWords(s.Layout, s.Bits/64))
 	return nil
 }
 

@@ -111,26 +111,11 @@ func params(v growthParams) *growthParams {
 // WithConcurrent). The RedisBloom layout implies WithRedisBloomSplit, and
 // its expansion is at most 2^32−1 (RedisBloom's is a 32-bit field).
 func NewScalable(n0 uint64, p float64, opts ...Option) (*Scalable, error) {
-	if err := checkNP(n0, p); err != nil {
+	var m ScalableMaker
+	if err := m.init(n0, p, newConfig(opts)); err != nil {
 		return nil, err
 	}
-	c := newConfig(opts)
-	if err := c.checkLayout(c.layout); err != nil {
-		return nil, err
-	}
-	prm, err := c.growthParams(p)
-	if err != nil {
-		return nil, err
-	}
-	s := &Scalable{prm: params(prm)}
-	sz, err := s.subSize(growthRule{n0, p, prm.s, prm.r, prm.f}, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := initFilter(&s.first, sz, c); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return m.New(), nil
 }
 
 // newSub allocates sub-filter i (i ≥ 1), in the layout the chain's rule

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"sync/atomic"
 
 	"github.com/bloomery/bloom/internal/encio"
 )
@@ -60,16 +61,58 @@ func (s *Scalable) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
+// AppendBinary appends the filter's encoding to b, as WriteTo writes it
+// (encoding.BinaryAppender): for a small filter, an encoding without an
+// allocation when b has room. Adds wait while it runs.
+func (s *Scalable) AppendBinary(b []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.filters()
+	if len(fs) == 0 {
+		return b, fmt.Errorf("%w: an empty Scalable has no encoding", ErrFormat)
+	}
+	b = s.appendHead(b, fs)
+	for _, f := range fs {
+		b = f.appendEncoding(b)
+	}
+	return b, nil
+}
+
+// appendEncoding appends f's encoding to dst: what WriteTo writes. The
+// caller keeps Adds out (a Scalable's add lock), as for WriteTo.
+func (f *Filter) appendEncoding(dst []byte) []byte {
+	h := f.header()
+	dst = h.appendTo(dst)
+	start, words := len(dst), f.words()
+	if littleEndian && !f.concurrent {
+		dst = append(dst, wordBytes(words)...)
+	} else {
+		for i := range words {
+			dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
+		}
+	}
+	var t [trailerSize]byte // as writeTrailer
+	binary.LittleEndian.PutUint32(t[:], crc32.Checksum(dst[start:], castagnoli))
+	return append(dst, t[:]...)
+}
+
 // head returns the kind-2 header and the parameter block of the chain fs,
 // 128 bytes. The caller holds s.mu.
 func (s *Scalable) head(fs []*Filter) []byte {
+	return s.appendHead(make([]byte, 0, headerSize+scalableParams), fs)
+}
+
+// appendHead appends head(fs) to dst.
+func (s *Scalable) appendHead(dst []byte, fs []*Filter) []byte {
 	h := header{kind: kindScalable, layout: uint8(s.prm.layout), hash: uint8(fs[0].HashID()),
 		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count(),
 		small: s.prm.layout == Blocked && !s.prm.uniform}
 	if fs[0].ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
-	prm := make([]byte, scalableParams)
+	dst = h.appendTo(dst)
+	dst = append(dst, make([]byte, scalableParams)...)
+	prm := dst[len(dst)-scalableParams:]
 	le := binary.LittleEndian
 	le.PutUint64(prm[0:], s.prm.s)
 	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
@@ -79,7 +122,7 @@ func (s *Scalable) head(fs []*Filter) []byte {
 		le.PutUint32(prm[28:], s.prm.rbOptions)
 	}
 	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
-	return append(h.marshal(), prm...)
+	return dst
 }
 
 // MarshalBinary returns the filter's encoding (encoding.BinaryMarshaler).

@@ -83,17 +83,27 @@ const maxSpare = 4 << 20
 // of the array's bytes, then CRLF.
 func appendRecord(b []byte, args [][]byte) []byte {
 	start := len(b)
-	b = append(b, '*')
-	b = strconv.AppendUint(b, uint64(len(args)), 10)
-	b = append(b, '\r', '\n')
+	b = appendHeader(b, '*', len(args))
 	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendUint(b, uint64(len(a)), 10)
-		b = append(b, '\r', '\n')
+		b = appendHeader(b, '$', len(a))
 		b = append(b, a...)
 		b = append(b, '\r', '\n')
 	}
 	return appendChecksum(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// appendHeader appends a RESP header line: c, n in decimal, CRLF. Most
+// are short (a record's words and keys), so one or two digits are
+// written directly.
+func appendHeader(b []byte, c byte, n int) []byte {
+	switch {
+	case n < 10:
+		return append(b, c, byte('0'+n), '\r', '\n')
+	case n < 100:
+		return append(b, c, byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	}
+	b = strconv.AppendUint(append(b, c), uint64(n), 10)
+	return append(b, '\r', '\n')
 }
 
 // checksumLen is the length of a record's checksum line.

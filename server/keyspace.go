@@ -45,10 +45,12 @@ type slot struct {
 // mostly empty it is compacted, which renumbers its positions and bumps
 // the shard's epoch, so that scans in progress restart the shard.
 //
-// Memory per key, beyond the filter: the slot (24 bytes, plus the
-// array's spare capacity), the index cell (8 bytes at a load factor of
-// 3/8 to 3/4), the entry (16 bytes) and the key's bytes; 16 more in the
-// expiry heap for a key with an expiry.
+// Memory per key, beyond the filter: the slot (24 bytes; the array's
+// spare capacity is at most one chunk a shard: keyspace_slots.go), the
+// index cell (8 bytes at a load factor of 3/8 to 3/4), the entry (16
+// bytes) and the key's bytes (in one object with a small filter:
+// keyspace_value.go); 16 more in the expiry heap for a key with an
+// expiry.
 //
 // Expiry: a key whose time has come is deleted when it is next looked up
 // (get) or by sweep (keyspace_expiry.go), and expiring is told under the
@@ -80,7 +82,7 @@ type keyspace struct {
 // shard is one independently locked part of the keyspace.
 type shard struct {
 	sync.Mutex
-	slots  []slot
+	slots  slotArray
 	free   []uint32   // free positions of slots, reused before the array grows
 	index  index      // key → position
 	live   int        // occupied slots
@@ -113,7 +115,7 @@ func (ks *keyspace) shardOf(key string) int { return int(ks.hash(key) >> (64 - s
 func (ks *keyspace) locate(key string) (s *shard, cell, pos int) {
 	h := ks.hash(key)
 	s = &ks.shards[h>>(64-shardBits)]
-	cell, pos = s.index.find(key, h, s.slots)
+	cell, pos = s.index.find(key, h, &s.slots)
 	return s, cell, pos
 }
 
@@ -154,7 +156,7 @@ func (ks *keyspace) lock(keys ...string) func() {
 func (ks *keyspace) find(key string) (s *shard, cell, pos int) {
 	s, cell, pos = ks.locate(key)
 	if pos >= 0 {
-		if e := s.slots[pos].e; e.expireAt != 0 && e.expireAt <= ks.now().UnixMilli() {
+		if e := s.slots.at(pos).e; e.expireAt != 0 && e.expireAt <= ks.now().UnixMilli() {
 			ks.expire(s, cell, pos)
 			s.maybeCompact()
 			return s, -1, -1
@@ -170,7 +172,7 @@ func (ks *keyspace) get(key string) *entry {
 	if pos < 0 {
 		return nil
 	}
-	return s.slots[pos].e
+	return s.slots.at(pos).e
 }
 
 // peek returns key's entry, expired or not, without deleting anything.
@@ -180,7 +182,7 @@ func (ks *keyspace) peek(key string) *entry {
 	if pos < 0 {
 		return nil
 	}
-	return s.slots[pos].e
+	return s.slots.at(pos).e
 }
 
 // set stores e under key, replacing what was there (the caller holds
@@ -188,19 +190,28 @@ func (ks *keyspace) peek(key string) *entry {
 func (ks *keyspace) set(key string, e *entry) {
 	h := ks.hash(key)
 	s := &ks.shards[h>>(64-shardBits)]
-	_, pos := s.index.find(key, h, s.slots)
+	_, pos := s.index.find(key, h, &s.slots)
 	if pos >= 0 {
-		old := s.slots[pos].e
+		old := s.slots.at(pos).e
 		if old == e {
 			return
 		}
 		ks.forget(s, old)
 		ks.drop(old)
-		s.slots[pos].e = e
-	} else {
-		pos = s.add(key, e)
-		s.index.insert(h, pos)
+		s.slots.at(pos).e = e
+		ks.track(s, e, pos)
+		return
 	}
+	ks.insert(key, e)
+}
+
+// insert stores e under key, which is missing: the caller holds key's
+// shard lock, under which it found it so (get or find).
+func (ks *keyspace) insert(key string, e *entry) {
+	h := ks.hash(key)
+	s := &ks.shards[h>>(64-shardBits)]
+	pos := s.add(key, e)
+	s.index.insert(h, pos)
 	ks.track(s, e, pos)
 }
 
@@ -226,7 +237,7 @@ func (ks *keyspace) forget(s *shard, e *entry) {
 // caller holds key's shard lock.
 func (ks *keyspace) setExpire(key string, e *entry, at int64) {
 	s, _, pos := ks.locate(key)
-	if pos < 0 || s.slots[pos].e != e || e.expireAt == at {
+	if pos < 0 || s.slots.at(pos).e != e || e.expireAt == at {
 		e.expireAt = at
 		return
 	}
@@ -252,10 +263,11 @@ func (ks *keyspace) modify(key string, e *entry) {
 // unlink takes the key at pos (index cell cell) out of s and returns its
 // entry; the caller reports it (drop) unless it moves.
 func (ks *keyspace) unlink(s *shard, cell, pos int) *entry {
-	e := s.slots[pos].e
+	sl := s.slots.at(pos)
+	e := sl.e
 	ks.forget(s, e)
 	s.index.remove(cell)
-	s.slots[pos] = slot{}
+	*sl = slot{}
 	s.free = append(s.free, uint32(pos))
 	s.live--
 	return e
@@ -263,7 +275,7 @@ func (ks *keyspace) unlink(s *shard, cell, pos int) *entry {
 
 // expire deletes the expired key at pos and tells expiring.
 func (ks *keyspace) expire(s *shard, cell, pos int) {
-	key := s.slots[pos].key
+	key := s.slots.at(pos).key
 	ks.drop(ks.unlink(s, cell, pos))
 	ks.expired.Add(1)
 	if ks.expiring != nil {
@@ -340,7 +352,7 @@ func (ks *keyspace) countLocked() int {
 // holds every shard (lockAll).
 func (ks *keyspace) eachLocked(fn func(key string, e *entry)) {
 	for i := range ks.shards {
-		for _, sl := range ks.shards[i].slots {
+		for _, sl := range ks.shards[i].slots.all {
 			if sl.e != nil {
 				fn(sl.key, sl.e)
 			}
@@ -352,13 +364,13 @@ func (ks *keyspace) eachLocked(fn func(key string, e *entry)) {
 // every shard (lockAll), and afterwards, with no lock held, passes the
 // result to release. So FLUSHALL holds the locks for a moment whatever
 // the number of keys.
-func (ks *keyspace) detach() [][]slot {
-	old := make([][]slot, keyShards)
+func (ks *keyspace) detach() []slotArray {
+	old := make([]slotArray, keyShards)
 	for i := range ks.shards {
 		s := &ks.shards[i]
 		old[i] = s.slots
 		ks.expires.Add(-int64(s.ttl))
-		s.slots, s.free, s.index, s.expiry = nil, nil, index{}, nil
+		s.slots, s.free, s.index, s.expiry = slotArray{}, nil, index{}, nil
 		s.live, s.ttl = 0, 0
 		s.epoch++
 	}
@@ -366,9 +378,9 @@ func (ks *keyspace) detach() [][]slot {
 }
 
 // release reports every entry of a detach as dropped.
-func (ks *keyspace) release(old [][]slot) {
+func (ks *keyspace) release(old []slotArray) {
 	for _, slots := range old {
-		for _, sl := range slots {
+		for _, sl := range slots.all {
 			if sl.e != nil {
 				ks.drop(sl.e)
 			}

@@ -7,9 +7,11 @@ import (
 )
 
 // The values of the keyspace: a Bloom filter is an entry (16 bytes: the
-// filter and the expiry); a cuckoo filter is a cuckooEntry, an entry
-// followed by the cuckoo filter, allocated as a whole and stored in the
-// keyspace as its embedded entry, whose filter is nil. So a Bloom key
+// filter and the expiry), allocated with the filter, its bit array and
+// its key when they are small (keyspace_value.go); a cuckoo filter is a
+// cuckooEntry, an entry followed by the cuckoo filter, allocated as a
+// whole and stored in the keyspace as its embedded entry, whose filter
+// is nil. So a Bloom key
 // costs what it did before cuckoo filters existed (issue 11's goal of
 // INFO used_memory per key at most RedisBloom's left 7 bytes of room;
 // an interface or a second pointer in entry would have taken 8 or 16),

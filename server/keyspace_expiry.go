@@ -73,10 +73,10 @@ func (h expiryHeap) heapify() {
 
 // current reports whether it still describes the key at its position.
 func (it expiryItem) current(s *shard) bool {
-	if int(it.pos) >= len(s.slots) {
+	if int(it.pos) >= s.slots.len() {
 		return false
 	}
-	e := s.slots[it.pos].e
+	e := s.slots.at(int(it.pos)).e
 	return e != nil && e.expireAt == it.at
 }
 
@@ -99,7 +99,7 @@ func (h *expiryHeap) trim(s *shard) {
 // changed).
 func (h *expiryHeap) rebuild(s *shard) {
 	*h = (*h)[:0]
-	for pos, sl := range s.slots {
+	for pos, sl := range s.slots.all {
 		if sl.e != nil && sl.e.expireAt != 0 {
 			*h = append(*h, expiryItem{at: sl.e.expireAt, pos: uint32(pos)})
 		}
@@ -152,8 +152,8 @@ func (ks *keyspace) sweepShard(s *shard, now int64) (deleted int, more bool) {
 		if !it.current(s) {
 			continue
 		}
-		key := s.slots[it.pos].key
-		cell, pos := s.index.find(key, ks.hash(key), s.slots)
+		key := s.slots.at(int(it.pos)).key
+		cell, pos := s.index.find(key, ks.hash(key), &s.slots)
 		ks.expire(s, cell, pos)
 		deleted++
 	}

@@ -15,7 +15,7 @@ const minIndexCells = 8
 
 // find returns the cell and the position of key (hash h) in slots, or
 // -1, -1.
-func (x *index) find(key string, h uint64, slots []slot) (cell, pos int) {
+func (x *index) find(key string, h uint64, slots *slotArray) (cell, pos int) {
 	if x.n == 0 {
 		return -1, -1
 	}
@@ -27,7 +27,7 @@ func (x *index) find(key string, h uint64, slots []slot) (cell, pos int) {
 			return -1, -1
 		}
 		if uint32(c) == tag {
-			if p := int(c>>32) - 1; slots[p].key == key {
+			if p := int(c>>32) - 1; slots.at(p).key == key {
 				return int(i), p
 			}
 		}
@@ -101,11 +101,10 @@ func (s *shard) add(key string, e *entry) int {
 	if n := len(s.free); n > 0 {
 		pos := int(s.free[n-1])
 		s.free = s.free[:n-1]
-		s.slots[pos] = slot{key: key, e: e}
+		*s.slots.at(pos) = slot{key: key, e: e}
 		return pos
 	}
-	s.slots = append(s.slots, slot{key: key, e: e})
-	return len(s.slots) - 1
+	return s.slots.push(slot{key: key, e: e})
 }
 
 // minCompact is the smallest slot array compaction bothers with.
@@ -115,7 +114,7 @@ const minCompact = 64
 // occupied, so memory follows the number of keys down; the work is paid
 // for by the deletions since the array was last that full.
 func (s *shard) maybeCompact() {
-	if len(s.slots) >= minCompact && s.live*4 < len(s.slots) {
+	if s.slots.len() >= minCompact && s.live*4 < s.slots.len() {
 		s.compact()
 	}
 }
@@ -124,12 +123,11 @@ func (s *shard) maybeCompact() {
 // index and the expiry heap, and bumps the epoch so that scans in
 // progress restart the shard (positions changed).
 func (s *shard) compact() {
-	to := make([]uint32, len(s.slots))
-	slots := make([]slot, 0, s.live+s.live/4)
-	for pos, sl := range s.slots {
+	to := make([]uint32, s.slots.len())
+	var slots slotArray
+	for pos, sl := range s.slots.all {
 		if sl.e != nil {
-			to[pos] = uint32(len(slots))
-			slots = append(slots, sl)
+			to[pos] = uint32(slots.push(*sl))
 		}
 	}
 	s.slots, s.free = slots, nil

@@ -42,10 +42,10 @@ func (ks *keyspace) scan(cursor uint64, count int, keep func(string) bool) (uint
 		if cur := s.epoch & cursorEpochMask; pos == 0 || epoch != cur {
 			pos, epoch = 0, cur // a new shard, or compacted since: from the start
 		}
-		end := min(len(s.slots), pos+scanBatch)
+		end := min(s.slots.len(), pos+scanBatch)
 		expiries := s.ttl > 0 // else no entry needs reading
 		for ; pos < end && visited < count && free < maxFree; pos++ {
-			sl := s.slots[pos]
+			sl := s.slots.at(pos)
 			if sl.e == nil {
 				free++
 				continue
@@ -55,7 +55,7 @@ func (ks *keyspace) scan(cursor uint64, count int, keep func(string) bool) (uint
 				keys = append(keys, sl.key)
 			}
 		}
-		if pos >= len(s.slots) {
+		if pos >= s.slots.len() {
 			sh, pos = sh+1, 0
 			free++
 		}

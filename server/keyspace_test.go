@@ -102,7 +102,7 @@ func checkKeyspace(t *testing.T, ks *keyspace, model map[string]*entry) {
 	for i := range ks.shards {
 		s := &ks.shards[i]
 		live, withTTL := 0, 0
-		for pos, sl := range s.slots {
+		for pos, sl := range s.slots.all {
 			if sl.e == nil {
 				continue
 			}
@@ -110,7 +110,7 @@ func checkKeyspace(t *testing.T, ks *keyspace, model map[string]*entry) {
 			if sl.e.expireAt != 0 {
 				withTTL++
 			}
-			if cell, p := s.index.find(sl.key, ks.hash(sl.key), s.slots); cell < 0 || p != pos {
+			if cell, p := s.index.find(sl.key, ks.hash(sl.key), &s.slots); cell < 0 || p != pos {
 				t.Fatalf("key %q at %d: index finds %d", sl.key, pos, p)
 			}
 			if model[sl.key] != sl.e && (sl.e.expireAt == 0 || sl.e.expireAt > now) {
@@ -118,13 +118,13 @@ func checkKeyspace(t *testing.T, ks *keyspace, model map[string]*entry) {
 			}
 		}
 		for _, f := range s.free {
-			if s.slots[f].e != nil {
+			if s.slots.at(int(f)).e != nil {
 				t.Fatalf("shard %d: free position %d is occupied", i, f)
 			}
 		}
-		if live != s.live || live != s.index.n || withTTL != s.ttl || len(s.free) != len(s.slots)-live {
+		if live != s.live || live != s.index.n || withTTL != s.ttl || len(s.free) != s.slots.len()-live {
 			t.Fatalf("shard %d: %d keys, live %d, index %d, ttl %d (counted %d), %d free of %d",
-				i, live, s.live, s.index.n, s.ttl, withTTL, len(s.free), len(s.slots))
+				i, live, s.live, s.index.n, s.ttl, withTTL, len(s.free), s.slots.len())
 		}
 		ttl += withTTL
 	}
@@ -398,14 +398,14 @@ func TestKeyspaceScanCompacted(t *testing.T) {
 	fillKeyspace(ks, "k", 64*200) // behind the gone keys in every shard
 	s := &ks.shards[0]
 	var stay []string
-	for _, sl := range s.slots {
+	for _, sl := range s.slots.all {
 		if sl.key[0] == 'k' {
 			stay = append(stay, sl.key)
 		}
 	}
 	// Stop in shard 0 halfway through its k keys.
 	seen := map[string]bool{}
-	cursor, stop := uint64(0), len(s.slots)-len(stay)/2
+	cursor, stop := uint64(0), s.slots.len()-len(stay)/2
 	for int(uint32(cursor)) < stop {
 		var keys []string
 		cursor, keys = ks.scan(cursor, 100, func(string) bool { return true })

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -32,9 +30,11 @@ type memstore struct {
 	maxFilter uint64
 	charge    func(extra uint64) error // every filter's grow hook: m.reserve
 	maxMemory uint64
-	used      atomic.Uint64        // bytes of all bit arrays
-	journal   journal              // nil: not journaled (loading, or no persistence)
-	lastGlob  atomic.Pointer[glob] // the last SCAN/KEYS pattern, compiled
+	used      atomic.Uint64          // bytes of all bit arrays
+	journal   journal                // nil: not journaled (loading, or no persistence)
+	lastGlob  atomic.Pointer[glob]   // the last SCAN/KEYS pattern, compiled
+	makers    makers                 // of new filters (memstore_make.go)
+	values    [keyShards]shardValues // allocated for new filters, by shard (under its lock)
 }
 
 // newMemstore makes an empty memory backend with its limits (maxFilter
@@ -100,47 +100,6 @@ func (m *memstore) adopt(f *bloom.Scalable) *entry {
 	return &entry{filter: f}
 }
 
-// create makes a filter with o in layoutFor(o), charging its first
-// sub-filter to the budget before allocating it.
-func (m *memstore) create(o createOpts) (*bloom.Scalable, error) {
-	if err := o.creatable(); err != nil {
-		return nil, err
-	}
-	layout := m.layoutFor(o)
-	first, err := firstSizing(o, layout)
-	if err != nil {
-		return nil, createError(err)
-	}
-	if first.Bytes() > m.maxFilter {
-		return nil, errNoMemory
-	}
-	if err := m.reserve(first.Bytes()); err != nil {
-		return nil, err
-	}
-	f, err := bloom.NewScalable(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithMaxBytes(m.maxFilter),
-		bloom.WithLayout(layout))
-	if err != nil {
-		m.used.Add(-first.Bytes())
-		return nil, fmt.Errorf("server: create filter: %w", err)
-	}
-	return f, nil
-}
-
-// firstSizing is the geometry of the first sub-filter NewScalable makes
-// for o in layout, which create charges: by the plan in Bloomery's layout
-// (where a small one is classic, docs/DESIGN.md §5), by RedisBloom's
-// sizing in its own.
-func firstSizing(o createOpts, layout bloom.Layout) (bloom.Sizing, error) {
-	if layout == bloom.RedisBloom {
-		return bloom.Size(o.capacity, o.firstRate(), layout)
-	}
-	plan, err := bloom.NewScalablePlan(o.capacity, o.rate, bloom.WithGrowth(o.growth()), bloom.WithLayout(layout))
-	if err != nil {
-		return bloom.Sizing{}, err
-	}
-	return plan.Sub(0)
-}
-
 // filterLayout is the layout of new filters cfg asks for.
 func filterLayout(cfg Config) bloom.Layout {
 	if cfg.FilterLayout == LayoutRedisBloom {
@@ -164,15 +123,6 @@ func (m *memstore) layoutFor(o createOpts) bloom.Layout {
 		return bloom.RedisBloom
 	}
 	return m.layout
-}
-
-// createError is the reply when a filter cannot be planned: too large
-// for the layout, as when memory is short, else RedisBloom's "could not".
-func createError(err error) error {
-	if errors.Is(err, bloom.ErrTooLarge) {
-		return errNoMemory
-	}
-	return errCannotCreate
 }
 
 func (m *memstore) log(args ...[]byte) {

@@ -30,21 +30,37 @@ func (m *memstore) Reserve(_ context.Context, key string, o createOpts) error {
 	if e, err := m.bloomOf(key); err != nil || e != nil {
 		return cmp.Or(err, error(errItemExists))
 	}
-	f, err := m.create(o)
+	_, fm, rec, err := m.createKey(key, o)
 	if err != nil {
 		return err
 	}
-	rec, err := m.creationRecord(key, f)
-	if err != nil {
-		m.used.Add(-f.Bytes())
-		return err
-	}
-	m.ks.set(key, m.adopt(f))
 	if rec == nil {
-		rec = append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(o.rate), fmtUint(o.capacity)}, scalingArgs(o)...)
+		rec = append([][]byte{[]byte("BF.RESERVE"), []byte(key)}, fm.reserve...)
 	}
 	m.log(rec...)
 	return nil
+}
+
+// createKey makes key, which is missing, a new filter made with o, and
+// returns its entry, its maker and the record that journals the creation
+// when the filter's parameters cannot (creationRecord); the caller holds
+// key's lock and journals the creation.
+func (m *memstore) createKey(key string, o createOpts) (*entry, *filterMaker, [][]byte, error) {
+	fm, err := m.makerFor(o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	e, stored, err := m.create(fm, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rec, err := m.creationRecord(key, e.filter)
+	if err != nil {
+		m.used.Add(-fm.bytes)
+		return nil, nil, nil, err
+	}
+	m.ks.insert(stored, e)
+	return e, fm, rec, nil
 }
 
 // creationRecord is the journal record that makes key's new, empty
@@ -78,24 +94,18 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 	if err != nil {
 		return 0, err
 	}
-	created := false // and journaled with the items
+	var fm *filterMaker // of a filter created here and journaled with the items
 	if e == nil {
 		if create == nil {
 			return 0, errNotFound
 		}
-		f, err := m.create(*create)
-		if err != nil {
+		var rec [][]byte
+		if e, fm, rec, err = m.createKey(key, *create); err != nil {
 			return 0, err // the whole reply, not an item's
 		}
-		rec, err := m.creationRecord(key, f)
-		if err != nil {
-			m.used.Add(-f.Bytes())
-			return 0, err
-		}
-		e, created = m.adopt(f), rec == nil
-		m.ks.set(key, e)
 		if rec != nil {
 			m.log(rec...)
+			fm = nil
 		}
 	} else {
 		m.ks.modify(key, e)
@@ -108,9 +118,8 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		pooled := journalArgs.Get().(*[][]byte)
 		defer func() { clear(args); *pooled = args[:0]; journalArgs.Put(pooled) }()
 		args = append((*pooled)[:0], wordInsert, readOnlyBytes(key))
-		if created {
-			args = append(append(args, []byte("CAPACITY"), fmtUint(create.capacity),
-				[]byte("ERROR"), fmtFloat(create.rate)), scalingArgs(*create)...)
+		if fm != nil {
+			args = append(args, fm.insert...)
 		} else {
 			args = append(args, wordNoCreate)
 		}
@@ -123,7 +132,7 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		case errors.Is(err, bloom.ErrCannotGrow): // as RedisBloom: this item fails, the next are tried
 			res[n] = addFailed
 		case err != nil:
-			return n, m.logAdded(key, args, head, created, create, itemError{filterError(err)})
+			return n, m.logAdded(key, args, head, fm, itemError{filterError(err)})
 		case added:
 			res[n] = addNew
 			if args != nil {
@@ -134,17 +143,16 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		}
 		n++
 	}
-	return n, m.logAdded(key, args, head, created, create, nil)
+	return n, m.logAdded(key, args, head, fm, nil)
 }
 
 // logAdded journals an add (see Add): args, the BF.INSERT of the items
 // that were new after its first head words, or BF.RESERVE when it created
-// the filter and added nothing; it returns err.
-func (m *memstore) logAdded(key string, args [][]byte, head int, created bool, create *createOpts, err error) error {
+// the filter (with created, non-nil) and added nothing; it returns err.
+func (m *memstore) logAdded(key string, args [][]byte, head int, created *filterMaker, err error) error {
 	switch {
-	case created && len(args) == head: // BF.INSERT needs an item: reserve instead
-		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key), fmtFloat(create.rate), fmtUint(create.capacity)},
-			scalingArgs(*create)...)...)
+	case created != nil && len(args) == head && m.journal != nil: // BF.INSERT needs an item: reserve instead
+		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key)}, created.reserve...)...)
 	case len(args) > head:
 		m.log(args...)
 	}

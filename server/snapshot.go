@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/cuckoo"
 	"github.com/bloomery/bloom/internal/atomicfile"
 )
@@ -76,7 +77,7 @@ type cutKey struct {
 	name     string
 	expireAt int64
 
-	tag byte // tagKey, or tagCuckoo for a cuckoo filter
+	tag byte // tagKey, or tagCuckoo for a cuckoo filter: set when written or viewed
 
 	mu    sync.Mutex
 	taken atomic.Bool // view is the filter as at the cut
@@ -100,9 +101,9 @@ func (k *cutKey) keep() {
 	defer k.mu.Unlock()
 	if !k.taken.Load() {
 		if f := k.e.cuckoo(); f != nil {
-			k.view = cuckooCopy(encodeCuckoo(f))
+			k.view, k.tag = cuckooCopy(encodeCuckoo(f)), tagCuckoo
 		} else {
-			k.view = k.e.filter.View()
+			k.view, k.tag = k.e.filter.View(), tagKey
 		}
 		k.taken.Store(true)
 	}
@@ -159,14 +160,16 @@ func (k *cutKey) writeSmall(sw *snapWriter) bool {
 	if k.taken.Load() {
 		return false
 	}
-	var f encodedFilter = k.e.cuckoo()
-	if k.e.filter != nil {
-		if k.e.filter.Bytes() > smallSnapFilter {
+	if f := k.e.filter; f == nil {
+		k.tag = tagCuckoo
+		sw.record(k.tag, k.name, k.expireAt, k.e.cuckoo())
+	} else {
+		if f.Bytes() > smallSnapFilter {
 			return false
 		}
-		f = k.e.filter
+		k.tag = tagKey
+		sw.smallRecord(k.name, k.expireAt, f)
 	}
-	sw.record(k.tag, k.name, k.expireAt, f)
 	k.e = nil
 	k.taken.Store(true)
 	return true
@@ -221,22 +224,26 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 }
 
 // collect lists the unexpired keys; the caller holds every shard lock.
+// It reads no entry of a shard without keys with an expiry: the cut
+// pause is a pass over the slot arrays and the map of pending entries.
 func (p *persistence) collect(c *snapCut) {
 	ks := p.ks
 	c.keys = make([]cutKey, ks.countLocked())
 	now := ks.now().UnixMilli()
 	n := 0
-	ks.eachLocked(func(name string, e *entry) {
-		if e.expireAt != 0 && e.expireAt <= now {
-			return
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		for _, sl := range s.slots.all {
+			if e := sl.e; e != nil && (s.ttl == 0 || e.expireAt == 0 || e.expireAt > now) {
+				k := &c.keys[n]
+				k.name, k.e = sl.key, e
+				if s.ttl != 0 {
+					k.expireAt = e.expireAt
+				}
+				n++
+			}
 		}
-		k := &c.keys[n]
-		k.name, k.expireAt, k.e, k.tag = name, e.expireAt, e, tagKey
-		if e.filter == nil {
-			k.tag = tagCuckoo
-		}
-		n++
-	})
+	}
 	c.keys = c.keys[:n]
 	c.pending = make(map[*entry]*cutKey, n)
 	for i := range c.keys {
@@ -293,15 +300,22 @@ type snapWriter struct {
 	all, rec uint32
 	err      error
 	num      [8]byte
+	buf      []byte // smallRecord's
 }
 
 func (sw *snapWriter) Write(b []byte) (int, error) {
+	n, err := sw.put(b)
+	sw.rec = crc32.Update(sw.rec, castagnoli, b[:n])
+	return n, err
+}
+
+// put writes b, keeping the file's CRC but not the record's.
+func (sw *snapWriter) put(b []byte) (int, error) {
 	if sw.err != nil {
 		return 0, sw.err
 	}
 	n, err := sw.w.Write(b)
 	sw.all = crc32.Update(sw.all, castagnoli, b[:n])
-	sw.rec = crc32.Update(sw.rec, castagnoli, b[:n])
 	sw.n += int64(n)
 	sw.err = err
 	return n, err
@@ -337,6 +351,27 @@ func (sw *snapWriter) record(tag byte, key string, expireAt int64, f encodedFilt
 		sw.err = fmt.Errorf("key %q: encoded %d bytes, expected %d", key, n, size)
 	}
 	sw.u32(sw.rec)
+}
+
+// smallRecord writes the record of a Bloom filter small enough to encode
+// in memory: built in sw's buffer, then checksummed and written at once
+// (the record's fields one by one cost a write and two checksum calls
+// each; issue 11).
+func (sw *snapWriter) smallRecord(key string, expireAt int64, f *bloom.Scalable) {
+	b := append(sw.buf[:0], tagKey)
+	b = le.AppendUint32(b, uint32(len(key)))
+	b = append(b, key...)
+	b = le.AppendUint64(b, uint64(expireAt))
+	at := len(b)
+	b = append(b, make([]byte, 8)...) // the filter's length, once known
+	b, err := f.AppendBinary(b)
+	if err != nil && sw.err == nil {
+		sw.err = fmt.Errorf("key %q: %w", key, err)
+	}
+	le.PutUint64(b[at:], uint64(len(b)-at-8))
+	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	sw.buf = b
+	sw.put(b)
 }
 
 func (sw *snapWriter) trailer(count uint64) {
