@@ -51,6 +51,8 @@ func FuzzReplayLog(f *testing.F) {
 		"BF.INSERT k CAPACITY 10 ERROR 0.1 NONSCALING ITEMS a\nRENAME k j\nPEXPIREAT j 99999999999999\nPERSIST j",
 		"BF.RESERVE k 0.001 1073741824\nFLUSHALL",
 		"BF.LOADCHUNK k 1 xxxx\nSET a b",
+		"BF.INSERT k ITEMS a\nBF.ADD k b\nBF.ADD gone c\nCF.ADD k d",
+		"CF.INSERT c CAPACITY 1024 ITEMS a\nCF.ADD c b\nCF.ADD c\nCF.ADD gone x",
 	} {
 		f.Add([]byte(s), true, uint16(0))
 		f.Add([]byte(s), true, uint16(7))

@@ -160,3 +160,38 @@ func TestStoreForward(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJournalAdd: framing the record of an add of one item to an
+// existing filter and storing it in a mapped log, in the INSERT …
+// NOCREATE form and the short BF.ADD form (replay.go, shortAdds).
+func BenchmarkJournalAdd(b *testing.B) {
+	item := []byte("000012345678") // redis-benchmark's __rand_int__
+	for _, tc := range []struct {
+		name string
+		args [][]byte
+	}{
+		{"form=insert", [][]byte{wordInsert, []byte("bf"), wordNoCreate, wordItems, item}},
+		{"form=short", [][]byte{wordAdd, []byte("bf"), item}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			lf, _ := openTestLog(b)
+			var rec []byte
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				rec = appendRecord(rec[:0], tc.args)
+				if lf.pos+int64(len(rec)) > lf.reserved {
+					if err := lf.Allocate(lf.reserved, 64<<20); err != nil {
+						b.Skip(err)
+					}
+				}
+				if _, err := lf.Write(rec); err != nil {
+					b.Fatal(err)
+				}
+				if i%100000 == 99999 {
+					lf.Sync() // as everysec does
+				}
+			}
+			b.SetBytes(int64(len(rec)))
+		})
+	}
+}

@@ -149,10 +149,15 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 // logAdded journals an add (see Add): args, the BF.INSERT of the items
 // that were new after its first head words, or BF.RESERVE when it created
 // the filter (with created, non-nil) and added nothing; it returns err.
+// One new item in a filter that existed is BF.ADD key item, which the
+// replayer reads as BF.INSERT key NOCREATE ITEMS item: the same in fewer
+// bytes (docs/PERSISTENCE.md, "The log").
 func (m *memstore) logAdded(key string, args [][]byte, head int, created *filterMaker, err error) error {
 	switch {
 	case created != nil && len(args) == head && m.journal != nil: // BF.INSERT needs an item: reserve instead
 		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key)}, created.reserve...)...)
+	case len(args) == head+1 && created == nil:
+		m.log(wordAdd, args[1], args[head])
 	case len(args) > head:
 		m.log(args...)
 	}
@@ -164,6 +169,7 @@ var journalArgs = sync.Pool{New: func() any { s := make([][]byte, 0, 16); return
 
 // The words of the records journaled on every add (read only).
 var (
+	wordAdd      = []byte("BF.ADD")
 	wordInsert   = []byte("BF.INSERT")
 	wordNoCreate = []byte("NOCREATE")
 	wordItems    = []byte("ITEMS")

@@ -125,7 +125,14 @@ func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAd
 
 // logAdd journals an add: the CF.INSERT of the items stored (res), or,
 // when it created the filter and stored none, the filter's CF.RESERVE.
+// One item stored in a filter that existed is CF.ADD key item, which the
+// replayer reads as CF.INSERT key NOCREATE ITEMS item: the same in fewer
+// bytes (docs/PERSISTENCE.md, "The log").
 func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, create *cuckooOpts, created bool) {
+	if one := onlyInserted(res); one >= 0 && !created {
+		c.log(wordCFAdd, readOnlyBytes(key), items[one])
+		return
+	}
 	pooled := journalArgs.Get().(*[][]byte)
 	args := append((*pooled)[:0], wordCFInsert, readOnlyBytes(key))
 	if created {
@@ -152,8 +159,24 @@ func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, creat
 	journalArgs.Put(pooled)
 }
 
+// onlyInserted is the index of the one item res stored, or -1 when it
+// stored none or more than one.
+func onlyInserted(res []cuckoo.Status) int {
+	one := -1
+	for i, st := range res {
+		if st == cuckoo.Inserted {
+			if one >= 0 {
+				return -1
+			}
+			one = i
+		}
+	}
+	return one
+}
+
 // The words of the records journaled on every cuckoo add (read only).
 var (
+	wordCFAdd    = []byte("CF.ADD")
 	wordCFInsert = []byte("CF.INSERT")
 	wordCapacity = []byte("CAPACITY")
 )

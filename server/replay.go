@@ -29,14 +29,23 @@ type replayer struct {
 	m    *memstore
 	c    *conn
 	cmds table
+	add  [5][]byte // a short add's insert (shortAdds)
 }
 
 // journaled are the commands a log may hold (memstore's canonical forms).
 var journaled = map[string]bool{
 	"bf.reserve": true, "bf.insert": true, "bf.loadchunk": true,
 	"cf.reserve": true, "cf.insert": true, "cf.del": true, "cf.compact": true, "cf.loadchunk": true,
+	"bf.add": true, "cf.add": true, // shortAdds
 	"del": true, "rename": true, "pexpireat": true, "persist": true, "flushall": true,
 }
+
+// shortAdds are the records of an add of one item to a filter that
+// existed (memstore's logAdded, memCuckoo's logAdd), by the insert they
+// stand for: BF.ADD key item is BF.INSERT key NOCREATE ITEMS item, and
+// CF.ADD likewise. NOCREATE keeps what the longer form meant: a replay
+// never makes a filter from an add that did not make one.
+var shortAdds = map[string][]byte{"bf.add": wordInsert, "cf.add": wordCFInsert}
 
 // newReplayer makes the loader of m, running records through cmds.
 func newReplayer(m *memstore, cmds table) *replayer {
@@ -67,6 +76,11 @@ func (r *replayer) apply(args [][]byte) error {
 	}
 	if !cmd.arityOK(len(args)) {
 		return fmt.Errorf("server: replay: malformed %s record (%d arguments)", strings.ToUpper(name), len(args))
+	}
+	if insert, ok := shortAdds[name]; ok {
+		r.add = [5][]byte{insert, args[1], wordNoCreate, wordItems, args[2]}
+		args = r.add[:]
+		cmd = r.cmds.lookup(insert)
 	}
 	cmd.run(r.c, args)
 	msg := firstError(r.c.w.Bytes())
