@@ -129,12 +129,17 @@ func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAd
 // replayer reads as CF.INSERT key NOCREATE ITEMS item: the same in fewer
 // bytes (docs/PERSISTENCE.md, "The log").
 func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, create *cuckooOpts, created bool) {
+	pooled := journalArgs.Get().(*[][]byte)
+	args := (*pooled)[:0]
 	if one := onlyInserted(res); one >= 0 && !created {
-		c.log(wordCFAdd, readOnlyBytes(key), items[one])
+		args = append(args, wordCFAdd, readOnlyBytes(key), items[one])
+		c.log(args...)
+		clear(args)
+		*pooled = args[:0]
+		journalArgs.Put(pooled)
 		return
 	}
-	pooled := journalArgs.Get().(*[][]byte)
-	args := append((*pooled)[:0], wordCFInsert, readOnlyBytes(key))
+	args = append(args, wordCFInsert, readOnlyBytes(key))
 	if created {
 		args = append(args, wordCapacity, fmtUint(create.capacity))
 	} else {
