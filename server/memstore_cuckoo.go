@@ -130,16 +130,7 @@ func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAd
 // bytes (docs/PERSISTENCE.md, "The log").
 func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, create *cuckooOpts, created bool) {
 	pooled := journalArgs.Get().(*[][]byte)
-	args := (*pooled)[:0]
-	if one := onlyInserted(res); one >= 0 && !created {
-		args = append(args, wordCFAdd, readOnlyBytes(key), items[one])
-		c.log(args...)
-		clear(args)
-		*pooled = args[:0]
-		journalArgs.Put(pooled)
-		return
-	}
-	args = append(args, wordCFInsert, readOnlyBytes(key))
+	args := append((*pooled)[:0], wordCFInsert, readOnlyBytes(key))
 	if created {
 		args = append(args, wordCapacity, fmtUint(create.capacity))
 	} else {
@@ -153,6 +144,9 @@ func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, creat
 		}
 	}
 	switch {
+	case len(args) == head+1 && !created: // in args' own array: no allocation
+		args[0], args[2] = wordCFAdd, args[head]
+		c.log(args[:3]...)
 	case len(args) > head:
 		c.log(args...)
 	case created:
@@ -162,21 +156,6 @@ func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, creat
 	clear(args)
 	*pooled = args[:0]
 	journalArgs.Put(pooled)
-}
-
-// onlyInserted is the index of the one item res stored, or -1 when it
-// stored none or more than one.
-func onlyInserted(res []cuckoo.Status) int {
-	one := -1
-	for i, st := range res {
-		if st == cuckoo.Inserted {
-			if one >= 0 {
-				return -1
-			}
-			one = i
-		}
-	}
-	return one
 }
 
 // The words of the records journaled on every cuckoo add (read only).
