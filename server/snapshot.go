@@ -300,7 +300,7 @@ type snapWriter struct {
 	all, rec uint32
 	err      error
 	num      [8]byte
-	buf      []byte // smallRecord's
+	buf      []byte // a record's head, or smallRecord's whole record
 }
 
 func (sw *snapWriter) Write(b []byte) (int, error) {
@@ -340,15 +340,13 @@ type encodedFilter interface {
 }
 
 func (sw *snapWriter) record(tag byte, key string, expireAt int64, f encodedFilter) {
-	sw.rec = 0
-	sw.Write([]byte{tag})
-	sw.u32(uint32(len(key)))
-	sw.Write([]byte(key))
-	sw.u64(uint64(expireAt))
 	size := f.EncodedSize()
-	sw.u64(uint64(size))
-	if n, err := f.WriteTo(sw); err == nil && n != size && sw.err == nil {
-		sw.err = fmt.Errorf("key %q: encoded %d bytes, expected %d", key, n, size)
+	sw.rec = 0
+	sw.buf = appendRecordHead(sw.buf[:0], tag, key, expireAt, size)
+	sw.Write(sw.buf)
+	n, err := f.WriteTo(sw)
+	if err == nil {
+		sw.checkSize(key, n, size)
 	}
 	sw.u32(sw.rec)
 }
@@ -358,20 +356,37 @@ func (sw *snapWriter) record(tag byte, key string, expireAt int64, f encodedFilt
 // (the record's fields one by one cost a write and two checksum calls
 // each; issue 11).
 func (sw *snapWriter) smallRecord(key string, expireAt int64, f *bloom.Scalable) {
-	b := append(sw.buf[:0], tagKey)
-	b = le.AppendUint32(b, uint32(len(key)))
-	b = append(b, key...)
-	b = le.AppendUint64(b, uint64(expireAt))
+	size := f.EncodedSize()
+	b := appendRecordHead(sw.buf[:0], tagKey, key, expireAt, size)
 	at := len(b)
-	b = append(b, make([]byte, 8)...) // the filter's length, once known
 	b, err := f.AppendBinary(b)
-	if err != nil && sw.err == nil {
+	if err == nil {
+		sw.checkSize(key, int64(len(b)-at), size)
+	} else if sw.err == nil {
 		sw.err = fmt.Errorf("key %q: %w", key, err)
 	}
-	le.PutUint64(b[at:], uint64(len(b)-at-8))
 	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	sw.buf = b
 	sw.put(b)
+}
+
+// appendRecordHead appends the fields of a record before its filter's
+// encoding: the tag, the key's length and bytes, the expiry and the
+// encoding's length, size.
+func appendRecordHead(b []byte, tag byte, key string, expireAt, size int64) []byte {
+	b = append(b, tag)
+	b = le.AppendUint32(b, uint32(len(key)))
+	b = append(b, key...)
+	b = le.AppendUint64(b, uint64(expireAt))
+	return le.AppendUint64(b, uint64(size))
+}
+
+// checkSize fails the snapshot if key's filter encoded to n bytes where
+// its record said size.
+func (sw *snapWriter) checkSize(key string, n, size int64) {
+	if n != size && sw.err == nil {
+		sw.err = fmt.Errorf("key %q: encoded %d bytes, expected %d", key, n, size)
+	}
 }
 
 func (sw *snapWriter) trailer(count uint64) {
