@@ -214,13 +214,20 @@ func writeEncoding(w io.Writer, h header, words []uint64, concurrent bool) (int6
 // total.
 func writeTrailer(w io.Writer, crc uint32, total int64) (int64, error) {
 	var t [trailerSize]byte
-	binary.LittleEndian.PutUint32(t[:], crc)
-	n, err := w.Write(t[:])
+	n, err := w.Write(appendTrailer(t[:0], crc))
 	total += int64(n)
 	if err != nil {
 		return total, fmt.Errorf("bloom: write trailer: %w", err)
 	}
 	return total, nil
+}
+
+// appendTrailer appends crc, the payload's CRC-32C, as an encoding's
+// trailer: the CRC, then zeros to trailerSize bytes.
+func appendTrailer(dst []byte, crc uint32) []byte {
+	var t [trailerSize]byte
+	binary.LittleEndian.PutUint32(t[:], crc)
+	return append(dst, t[:]...)
 }
 
 // wordBytes views words as their bytes in memory (the little-endian

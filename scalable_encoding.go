@@ -91,9 +91,7 @@ func (f *Filter) appendEncoding(dst []byte) []byte {
 			dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
 		}
 	}
-	var t [trailerSize]byte // as writeTrailer
-	binary.LittleEndian.PutUint32(t[:], crc32.Checksum(dst[start:], castagnoli))
-	return append(dst, t[:]...)
+	return appendTrailer(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
 // head returns the kind-2 header and the parameter block of the chain fs,
