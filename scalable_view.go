@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/bloomery/bloom/internal/cow"
 )
 
 // A ScalableView is a Scalable filter as it was at one instant, while the
@@ -35,7 +37,7 @@ type ScalableView struct {
 	spare []byte
 
 	// Under s.mu:
-	saved  map[viewKey][]byte // pages as they were, copied before a change
+	pages  cow.Pages // sub-filters' pages as they were, copied before a change
 	closed bool
 }
 
@@ -43,17 +45,11 @@ type ScalableView struct {
 type viewSub struct {
 	words []uint64 // its bit array (identifies it: UnmarshalBinary replaces arrays)
 	head  header   // its header, with the count at the instant
-	done  uint64   // pages [0, done) are written out: changes need not save them (under s.mu)
-}
-
-type viewKey struct {
-	sub  int
-	page uint64
 }
 
 // ViewPage is the copy-on-write unit of a ScalableView: the bytes copied
 // before the first change to them while the view is open.
-const ViewPage = 4 << 10
+const ViewPage = cow.PageSize
 
 // viewChunk is how much WriteTo copies under one hold of the add lock.
 const viewChunk = 64 << 10
@@ -87,7 +83,7 @@ func (s *Scalable) View() *ScalableView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fs := s.filters()
-	v := &ScalableView{s: s, head: s.head(fs), subs: make([]viewSub, len(fs))}
+	v := &ScalableView{s: s, head: s.head(fs), subs: make([]viewSub, len(fs)), pages: cow.New(len(fs))}
 	v.size = int64(len(v.head))
 	for i, f := range fs {
 		v.subs[i] = viewSub{words: f.words(), head: f.header()}
@@ -114,7 +110,8 @@ func (v *ScalableView) Close() {
 	if v.closed {
 		return
 	}
-	v.closed, v.saved = true, nil
+	v.closed = true
+	v.pages.Release()
 	vs := viewsOf(s)
 	*vs = slices.DeleteFunc(*vs, func(w *ScalableView) bool { return w == v })
 	if len(*vs) == 0 {
@@ -151,24 +148,8 @@ func (vs viewSet) beforeAdd(f *Filter, h Hash) {
 // they are now, unless written out or kept already. The caller holds
 // s.mu.
 func (v *ScalableView) save(i int, off, n uint64) {
-	sub := &v.subs[i]
-	size := uint64(len(sub.words)) * 8
-	for page := off / ViewPage; page*ViewPage < off+n; page++ {
-		if page < sub.done {
-			continue
-		}
-		k := viewKey{i, page}
-		if _, ok := v.saved[k]; ok {
-			continue
-		}
-		if v.saved == nil {
-			v.saved = make(map[viewKey][]byte)
-		}
-		start := page * ViewPage
-		kept := make([]byte, min(ViewPage, size-start))
-		copyLE(kept, sub.words, start)
-		v.saved[k] = kept
-	}
+	words := v.subs[i].words
+	v.pages.Keep(i, off, n, uint64(len(words))*8, func(dst []byte, start uint64) { copyLE(dst, words, start) })
 }
 
 // WriteTo writes the view's encoding to w (io.WriterTo): the filter's
@@ -222,16 +203,8 @@ func (v *ScalableView) copyOut(i int, off, n uint64) []byte {
 	s := v.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sub := &v.subs[i]
-	copyLE(buf, sub.words, off) // no Add runs: they hold s.mu
-	for at := uint64(0); at < n; at += ViewPage {
-		page := (off + at) / ViewPage
-		if kept, ok := v.saved[viewKey{i, page}]; ok {
-			copy(buf[at:], kept)
-			delete(v.saved, viewKey{i, page})
-		}
-	}
-	sub.done = (off + n + ViewPage - 1) / ViewPage
+	copyLE(buf, v.subs[i].words, off) // no Add runs: they hold s.mu
+	v.pages.Overlay(i, off, buf)
 	return buf
 }
 

@@ -114,7 +114,7 @@ func TestScalableViewCopiesOnlyChangedPages(t *testing.T) {
 		s.Add(fmt.Appendf(nil, "x%d", i))
 	}
 	s.mu.Lock()
-	kept := len(v.saved)
+	kept := v.pages.Kept()
 	s.mu.Unlock()
 	if kept == 0 || kept > adds { // blocked: one page per Add at most
 		t.Fatalf("%d pages kept for %d adds", kept, adds)
@@ -122,7 +122,7 @@ func TestScalableViewCopiesOnlyChangedPages(t *testing.T) {
 	var b bytes.Buffer
 	v.WriteTo(&b)
 	s.mu.Lock()
-	left := len(v.saved)
+	left := v.pages.Kept()
 	s.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d kept pages left after WriteTo", left)
@@ -132,7 +132,7 @@ func TestScalableViewCopiesOnlyChangedPages(t *testing.T) {
 		s.Add(fmt.Appendf(nil, "y%d", i))
 	}
 	s.mu.Lock()
-	kept = len(v.saved)
+	kept = v.pages.Kept()
 	s.mu.Unlock()
 	if kept != 0 {
 		t.Fatalf("%d pages kept after the view was written", kept)

@@ -10,7 +10,12 @@ package cuckoo
 // may go to bucket b or its alternate, reduced modulo the older
 // sub-filter's size, so Test and Count answer as before for every item.
 // It resets the deletes counter; the items do not change.
-func (f *Filter) Compact() { f.compact(true) }
+func (f *Filter) Compact() {
+	if f.view != nil {
+		defer f.lockView().unlock()
+	}
+	f.compact(true)
+}
 
 // compact is CuckooFilter_Compact: when cont is false it stops at the
 // first sub-filter it cannot empty (Delete's automatic compaction).
@@ -36,6 +41,7 @@ func (f *Filter) compactOne(k int) bool {
 				continue
 			}
 			if f.relocate(k, key{h1: b, h2: alt(*slot, b), fp: *slot}) {
+				f.saving(s, b*bs+j, 1)
 				*slot = 0
 			} else {
 				all = false

@@ -34,7 +34,11 @@
 // DumpHeader, DumpChunk and WriteTo only read it, so they may run
 // together from many goroutines; every other method changes it and must
 // not run concurrently with any call. Callers that share a filter guard
-// it with a sync.RWMutex (read lock for the reading methods).
+// it with a sync.RWMutex (read lock for the reading methods). View, taken
+// like a change, is the filter at that instant, copy-on-write: another
+// goroutine may write it out (View.WriteTo) while the owner goes on
+// changing the filter, which then copies only the pages it changes
+// before they are written out.
 //
 // # Limits
 //

@@ -158,6 +158,10 @@ func (f *Filter) LoadChunk(it int64, data []byte) error {
 	if s == nil || off > uint64(len(s.data)) || n > uint64(len(s.data))-off {
 		return fmt.Errorf("%w: %d bytes at iterator %d cross a sub-filter's end", ErrChunk, n, it)
 	}
+	if f.view != nil {
+		defer f.lockView().unlock()
+	}
+	f.saving(s, off, n)
 	copy(s.data[off:], data)
 	return nil
 }

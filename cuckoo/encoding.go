@@ -42,32 +42,68 @@ func (f *Filter) EncodedSize() int64 { return 2*blockSize + int64(f.bytes) + tra
 // sub-filters straight from their memory.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	var head [2 * blockSize]byte
-	f.putHeader(head[:blockSize])
-	copy(head[blockSize:], f.DumpHeader())
-	binary.LittleEndian.PutUint32(head[2*blockSize-4:], crc32.Checksum(head[blockSize:2*blockSize-4], castagnoli))
-	n, err := w.Write(head[:])
-	total := int64(n)
-	if err != nil {
-		return total, fmt.Errorf("cuckoo: write header: %w", err)
-	}
-	crc := uint32(0)
+	f.putHead(head[:])
+	e := encWriter{w: w}
+	e.head(head[:])
 	for i := range f.subs {
-		d := f.subs[i].data
-		crc = crc32.Update(crc, castagnoli, d)
-		n, err = w.Write(d)
-		total += int64(n)
-		if err != nil {
-			return total, fmt.Errorf("cuckoo: write sub-filter %d: %w", i, err)
-		}
+		e.payload(i, f.subs[i].data)
 	}
+	return e.trailer()
+}
+
+// encWriter writes an encoding in its order (head, the sub-filters'
+// bytes, trailer), counting the bytes and the payload's CRC; its first
+// error sticks, and nothing is written after it.
+type encWriter struct {
+	w   io.Writer
+	n   int64
+	crc uint32
+	err error
+}
+
+// put writes b; what names it in an error (with sub-filter sub, unless
+// sub < 0).
+func (e *encWriter) put(b []byte, what string, sub int) {
+	if e.err != nil {
+		return
+	}
+	n, err := e.w.Write(b)
+	e.n += int64(n)
+	switch {
+	case err == nil:
+	case sub >= 0:
+		e.err = fmt.Errorf("cuckoo: write %s %d: %w", what, sub, err)
+	default:
+		e.err = fmt.Errorf("cuckoo: write %s: %w", what, err)
+	}
+}
+
+// head writes the header and parameter block.
+func (e *encWriter) head(b []byte) { e.put(b, "header", -1) }
+
+// payload writes bytes of sub-filter i.
+func (e *encWriter) payload(i int, b []byte) {
+	if e.err == nil {
+		e.crc = crc32.Update(e.crc, castagnoli, b)
+		e.put(b, "sub-filter", i)
+	}
+}
+
+// trailer writes the trailer and returns the bytes written and the first
+// error.
+func (e *encWriter) trailer() (int64, error) {
 	var t [trailerSize]byte
-	binary.LittleEndian.PutUint32(t[:], crc)
-	n, err = w.Write(t[:])
-	total += int64(n)
-	if err != nil {
-		return total, fmt.Errorf("cuckoo: write trailer: %w", err)
-	}
-	return total, nil
+	binary.LittleEndian.PutUint32(t[:], e.crc)
+	e.put(t[:], "trailer", -1)
+	return e.n, e.err
+}
+
+// putHead writes the encoding's header and parameter block (2·blockSize
+// bytes) of f into b.
+func (f *Filter) putHead(b []byte) {
+	f.putHeader(b[:blockSize])
+	copy(b[blockSize:], f.DumpHeader())
+	binary.LittleEndian.PutUint32(b[2*blockSize-4:], crc32.Checksum(b[blockSize:2*blockSize-4], castagnoli))
 }
 
 // putHeader writes the 64-byte format header of f into b.

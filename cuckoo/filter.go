@@ -21,6 +21,7 @@ type Filter struct {
 	bytes         uint64      // Σ len(subs[i].data)
 	maxBytes      uint64
 	growHook      func(extra uint64) error // SetGrowHook
+	view          *View                    // the open View, if any (view.go)
 }
 
 // subFilter is one sub-filter: nb buckets of bucketSize one-byte slots,

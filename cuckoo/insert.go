@@ -61,8 +61,20 @@ func (f *Filter) insertUnique(k key) Status {
 	return f.insert(k)
 }
 
-// insert is RedisBloom's CuckooFilter_InsertFP.
+// insert is RedisBloom's CuckooFilter_InsertFP (add), with f's open
+// view, if any, locked meanwhile (view.go).
 func (f *Filter) insert(k key) Status {
+	if f.view == nil {
+		return f.add(k)
+	}
+	v := f.lockView()
+	st := f.add(k)
+	v.unlock()
+	return st
+}
+
+// add is insert with the view, if any, locked.
+func (f *Filter) add(k key) Status {
 	for {
 		for i := len(f.subs) - 1; i >= 0; i-- {
 			if f.place(&f.subs[i], k) {
@@ -94,6 +106,7 @@ func (f *Filter) place(s *subFilter, k key) bool {
 	if j < 0 {
 		return false
 	}
+	f.saving(s, uint64(j), 1)
 	s.data[j] = k.fp
 	return true
 }
@@ -108,10 +121,12 @@ func (f *Filter) kick(s *subFilter, k key) bool {
 	bs := f.bucketSize
 	fp, c, victim := k.fp, s.index(k.h1), uint64(0)
 	for range f.maxIterations {
+		f.saving(s, c*bs+victim, 1)
 		slot := &s.data[c*bs+victim]
 		fp, *slot = *slot, fp
 		c = s.index(alt(fp, c))
 		if j := f.first(s, c*bs, 0); j >= 0 {
+			f.saving(s, uint64(j), 1)
 			s.data[j] = fp
 			return true
 		}
@@ -120,6 +135,7 @@ func (f *Filter) kick(s *subFilter, k key) bool {
 	for range f.maxIterations {
 		victim = (victim + bs - 1) % bs
 		c = s.index(alt(fp, c))
+		f.saving(s, c*bs+victim, 1)
 		slot := &s.data[c*bs+victim]
 		fp, *slot = *slot, fp
 	}

@@ -92,7 +92,17 @@ func (f *Filter) CountString(s string) uint64 { return f.CountHash(HashString(s)
 // when it has more than one sub-filter and the deletes since the last
 // compaction exceed 10% of the items.
 func (f *Filter) DeleteHash(h uint64) bool {
-	k := keyOf(h)
+	if f.view == nil {
+		return f.delete(keyOf(h))
+	}
+	v := f.lockView()
+	ok := f.delete(keyOf(h))
+	v.unlock()
+	return ok
+}
+
+// delete is DeleteHash of k, with the view, if any, locked.
+func (f *Filter) delete(k key) bool {
 	for i := len(f.subs) - 1; i >= 0; i-- {
 		s := &f.subs[i]
 		o1, o2 := f.offsets(s, k)
@@ -103,6 +113,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		if j < 0 {
 			continue
 		}
+		f.saving(s, uint64(j), 1)
 		s.data[j] = 0
 		f.items--
 		f.deletes++

@@ -86,22 +86,24 @@ type cutKey struct {
 }
 
 // snapView is a filter as it was at the cut: a copy-on-write view of a
-// Bloom filter, or a copy of a cuckoo filter's encoding.
+// Bloom filter (bloom.ScalableView) or of a cuckoo filter (cuckoo.View).
 type snapView interface {
 	encodedFilter
 	Close()
 }
 
 // keep takes a view of the filter as it is now, unless one was taken: the
-// hook calls it before a change, the writer when it gets to the key. A
-// Bloom filter's view is copy-on-write (it copies nothing yet); a cuckoo
-// filter is encoded at once, a copy of its size.
+// hook calls it before a change, the writer when it gets to the key.
+// Either way no change to the filter runs meanwhile: every change calls
+// the hook first, which waits for k.mu here, and once the key is taken
+// it no longer comes here. Both kinds of view are copy-on-write: they
+// copy nothing yet.
 func (k *cutKey) keep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.taken.Load() {
 		if f := k.e.cuckoo(); f != nil {
-			k.view, k.tag = cuckooCopy(encodeCuckoo(f)), tagCuckoo
+			k.view, k.tag = cuckooView(f), tagCuckoo
 		} else {
 			k.view, k.tag = k.e.filter.View(), tagKey
 		}
@@ -109,7 +111,16 @@ func (k *cutKey) keep() {
 	}
 }
 
-// cuckooCopy is a cuckoo filter's encoding, taken by keep.
+// cuckooView is a copy-on-write view of f, or, should f have a view open
+// already (a snapshot that failed to close one), a copy of its encoding.
+func cuckooView(f *cuckoo.Filter) snapView {
+	if v, err := f.View(); err == nil {
+		return v
+	}
+	return cuckooCopy(encodeCuckoo(f))
+}
+
+// cuckooCopy is a cuckoo filter's encoding (cuckooView's fallback).
 type cuckooCopy []byte
 
 func (b cuckooCopy) EncodedSize() int64 { return int64(len(b)) }
@@ -147,13 +158,10 @@ func (k *cutKey) take() snapView {
 const smallSnapFilter = 16 << 10
 
 // writeSmall writes the key's record straight from its filter when no
-// change has reached the filter since the cut and it is small, or a
-// cuckoo filter of any size, and reports whether it did. It holds k.mu
-// meanwhile, so a change that comes now waits in the hook (keep) until
-// the record is written, then finds it taken. (A cuckoo filter has no
-// copy-on-write view: writing it whole here copies nothing, and only a
-// change that comes while it is written waits; one that comes before
-// copies it: keep.)
+// change has reached the filter since the cut and it is small, and
+// reports whether it did. It holds k.mu meanwhile, so a change that comes
+// now waits in the hook (keep) until the record is written, then finds
+// it taken.
 func (k *cutKey) writeSmall(sw *snapWriter) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -161,8 +169,12 @@ func (k *cutKey) writeSmall(sw *snapWriter) bool {
 		return false
 	}
 	if f := k.e.filter; f == nil {
+		cf := k.e.cuckoo()
+		if cf.Bytes() > smallSnapFilter {
+			return false
+		}
 		k.tag = tagCuckoo
-		sw.record(k.tag, k.name, k.expireAt, k.e.cuckoo())
+		sw.record(k.tag, k.name, k.expireAt, cf)
 	} else {
 		if f.Bytes() > smallSnapFilter {
 			return false
@@ -173,6 +185,23 @@ func (k *cutKey) writeSmall(sw *snapWriter) bool {
 	k.e = nil
 	k.taken.Store(true)
 	return true
+}
+
+// drop gives up the keys from the i-th on, which a failed snapshot did
+// not write: it closes their views, if any, and marks them taken, so that
+// no later change opens one (a view left open would go on copying pages).
+func (c *snapCut) drop(i int) {
+	for j := i; j < len(c.keys); j++ {
+		k := &c.keys[j]
+		k.mu.Lock()
+		if k.view != nil {
+			k.view.Close()
+			k.view = nil
+		}
+		k.e = nil
+		k.taken.Store(true)
+		k.mu.Unlock()
+	}
 }
 
 // modifying is the keyspace's hook, called under a key's shard lock
@@ -255,6 +284,8 @@ func (p *persistence) collect(c *snapCut) {
 // internal/atomicfile (a temporary file beside it, fsync, rename, fsync of
 // the directory). It returns the file's size.
 func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
+	done := 0
+	defer func() { c.drop(done) }()
 	name := filepath.Join(p.dir, snapshotName(c.gen))
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
@@ -263,11 +294,11 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 	defer f.Abort()
 	sw := &snapWriter{w: newSparseWriter(f)}
 	sw.header(c.gen, c.created)
-	for i := range c.keys {
+	for ; done < len(c.keys); done++ {
 		if sw.err != nil {
 			break
 		}
-		k := &c.keys[i]
+		k := &c.keys[done]
 		if len(k.name) > math.MaxUint32 {
 			sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
 			break

@@ -84,6 +84,16 @@ func TestSnapshotIsTheCut(t *testing.T) {
 	for _, k := range []string{"cf-changed", "cf-deleted", "cf-kept"} {
 		mustAddCuckoo(t, m, k, nItems(k, 3000)...) // several sub-filters
 	}
+	// Larger than smallSnapFilter: written through a copy-on-write view,
+	// which the hook opens (changed) or the writer does (kept).
+	for _, k := range []string{"cf-big-changed", "cf-big-kept"} {
+		o := defaultCuckoo
+		o.capacity = 1 << 17 // 128 KiB
+		if err := cf.Reserve(ctx, k, o); err != nil {
+			t.Fatal(err)
+		}
+		mustAddCuckoo(t, m, k, nItems(k, 20_000)...)
+	}
 	atCut := storeState(m)
 
 	c, _, err := p.takeCut(false)
@@ -110,6 +120,12 @@ func TestSnapshotIsTheCut(t *testing.T) {
 	}
 	cf.Compact(ctx, "cf-changed")
 	m.Delete(ctx, []string{"cf-deleted"})
+	mustAddCuckoo(t, m, "cf-big-changed", nItems("more", 100_000)...) // copies pages, then grows
+	for _, it := range nItems("cf-big-changed", 5000) {
+		if _, err := cf.Delete(ctx, "cf-big-changed", []byte(it)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := p.writeSnapshot(c); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +145,40 @@ func TestSnapshotIsTheCut(t *testing.T) {
 	}
 	if got := storeState(bareStore(t, dir, c.gen+1)); got != "" {
 		t.Fatalf("snapshot after FLUSHALL holds %s", got)
+	}
+}
+
+// A snapshot that stops before some keys (a failed write) closes the
+// views the hook opened on them, and no change opens one later: an open
+// view would copy every page changed for as long as the filter lives.
+func TestSnapshotDropClosesViews(t *testing.T) {
+	ctx := context.Background()
+	m, p := openTestPersistence(t, t.TempDir(), "everysec")
+	defer p.close()
+	cf := memCuckoo{m}
+	o := defaultCuckoo
+	o.capacity = 1 << 17
+	for _, k := range []string{"changed", "later"} {
+		if err := cf.Reserve(ctx, k, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _, err := p.takeCut(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAddCuckoo(t, m, "changed", "x") // the hook opens a view
+	c.drop(0)
+	mustAddCuckoo(t, m, "later", "y") // after the drop: no view
+	p.cut.Store(nil)
+	for _, k := range []string{"changed", "later"} {
+		mustAddCuckoo(t, m, k, "z") // lets go of a closed view
+		f := m.ks.get(k).cuckoo()
+		v, err := f.View()
+		if err != nil {
+			t.Fatalf("%s: a view is still open after the drop: %v", k, err)
+		}
+		v.Close()
 	}
 }
 
