@@ -124,17 +124,34 @@ func appendChecksum(b []byte, sum uint32) []byte {
 // the order the changes took effect. After close the change is not
 // recorded, and waitDurable fails for it.
 func (p *persistence) append(args ...[]byte) {
-	p.mu.Lock()
-	if p.closed {
-		p.appended.Add(1) // a position never written: waiters fail
-		p.mu.Unlock()
+	if !p.lockOpen() {
 		return
 	}
-	n := len(p.buf)
+	p.closeOpen() // aof_merge.go
+	n := int64(len(p.buf))
 	p.buf = appendRecord(p.buf, args)
-	n = len(p.buf) - n
-	p.appended.Add(int64(n))
-	p.logSize += int64(n)
+	p.appendedLocked(int64(len(p.buf)) - n)
+}
+
+// lockOpen locks mu and reports true, or, after close, counts a
+// position never written (so that waiters fail), leaves mu unlocked and
+// reports false.
+func (p *persistence) lockOpen() bool {
+	p.mu.Lock()
+	if p.closed {
+		p.appended.Add(1)
+		p.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// appendedLocked counts a change of n bytes appended and asks for an
+// automatic snapshot when one is due; the caller holds mu, which it
+// unlocks.
+func (p *persistence) appendedLocked(n int64) {
+	p.appended.Add(n)
+	p.logSize += n
 	p.dirty++
 	rewrite := !p.rewriteQueued && p.rewriteDue()
 	if rewrite {
@@ -242,6 +259,7 @@ func (p *persistence) writeLocked(sync bool) error {
 		p.dirDirty = false
 	}
 	p.mu.Lock()
+	p.closeOpen()
 	data, end := p.buf, p.appended.Load()
 	p.buf, p.spare = p.spare[:0], nil
 	p.mu.Unlock()

@@ -194,4 +194,31 @@ func BenchmarkJournalAdd(b *testing.B) {
 			b.SetBytes(int64(len(rec)))
 		})
 	}
+	// Sixteen adds merged into one record (aof_merge.go), written as
+	// one event-loop turn writes them: the cost per add.
+	b.Run("form=merged16", func(b *testing.B) {
+		lf, _ := openTestLog(b)
+		var p persistence
+		key := []byte("bf")
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			p.merge(wordAdd, key, item)
+			if i%16 != 15 {
+				continue
+			}
+			p.closeOpen()
+			if lf.pos+int64(len(p.buf)) > lf.reserved {
+				if err := lf.Allocate(lf.reserved, 64<<20); err != nil {
+					b.Skip(err)
+				}
+			}
+			if _, err := lf.Write(p.buf); err != nil {
+				b.Fatal(err)
+			}
+			p.buf = p.buf[:0]
+			if i%100000 == 99999 {
+				lf.Sync()
+			}
+		}
+	})
 }

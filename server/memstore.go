@@ -14,6 +14,10 @@ import (
 // effect; append is called under the locks of the keys it changes.
 type journal interface {
 	append(args ...[]byte)
+	// appendAdd is append of the short record cmd key item (BF.ADD or
+	// CF.ADD): an add of one item to a filter that existed, which the
+	// log may merge with the adds next to it (aof_merge.go).
+	appendAdd(cmd, key, item []byte)
 }
 
 // memstore is the embedded backend: filters in process memory
@@ -128,6 +132,13 @@ func (m *memstore) layoutFor(o createOpts) bloom.Layout {
 func (m *memstore) log(args ...[]byte) {
 	if m.journal != nil {
 		m.journal.append(args...)
+	}
+}
+
+// logAdd journals the short record cmd key item (journal.appendAdd).
+func (m *memstore) logAdd(cmd []byte, key string, item []byte) {
+	if m.journal != nil {
+		m.journal.appendAdd(cmd, readOnlyBytes(key), item)
 	}
 }
 

@@ -156,9 +156,8 @@ func (m *memstore) logAdded(key string, args [][]byte, head int, created *filter
 	switch {
 	case created != nil && len(args) == head && m.journal != nil: // BF.INSERT needs an item: reserve instead
 		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key)}, created.reserve...)...)
-	case len(args) == head+1 && created == nil: // in args' own array: no allocation
-		args[0], args[2] = wordAdd, args[head]
-		m.log(args[:3]...)
+	case len(args) == head+1 && created == nil:
+		m.logAdd(wordAdd, key, args[head])
 	case len(args) > head:
 		m.log(args...)
 	}

@@ -129,6 +129,10 @@ func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAd
 // replayer reads as CF.INSERT key NOCREATE ITEMS item: the same in fewer
 // bytes (docs/PERSISTENCE.md, "The log").
 func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, create *cuckooOpts, created bool) {
+	if len(res) == 1 && res[0] == cuckoo.Inserted && !created { // CF.ADD's case, without building the insert
+		c.memstore.logAdd(wordCFAdd, key, items[0])
+		return
+	}
 	pooled := journalArgs.Get().(*[][]byte)
 	args := append((*pooled)[:0], wordCFInsert, readOnlyBytes(key))
 	if created {
@@ -144,9 +148,8 @@ func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, creat
 		}
 	}
 	switch {
-	case len(args) == head+1 && !created: // in args' own array: no allocation
-		args[0], args[2] = wordCFAdd, args[head]
-		c.log(args[:3]...)
+	case len(args) == head+1 && !created:
+		c.memstore.logAdd(wordCFAdd, key, args[head])
 	case len(args) > head:
 		c.log(args...)
 	case created:

@@ -89,14 +89,15 @@ type persistence struct {
 	// mu guards the buffer and the counters below; append holds it
 	// briefly, under key locks. It comes after wmu in lock order.
 	mu            sync.Mutex
-	buf           []byte // records not yet written
-	gen           uint64 // the current log's generation
-	logSize       int64  // the current log's bytes, written or buffered
-	baseSize      int64  // logSize right after the last snapshot or at startup
-	snapSize      int64  // bytes of the snapshot the current logs follow (0: none)
-	dirty         int64  // changes since the last snapshot
-	closed        bool   // appends are refused
-	rewriteQueued bool   // an automatic snapshot is asked for or running
+	buf           []byte  // records not yet written
+	gen           uint64  // the current log's generation
+	logSize       int64   // the current log's bytes, written or buffered
+	baseSize      int64   // logSize right after the last snapshot or at startup
+	snapSize      int64   // bytes of the snapshot the current logs follow (0: none)
+	dirty         int64   // changes since the last snapshot
+	closed        bool    // appends are refused
+	rewriteQueued bool    // an automatic snapshot is asked for or running
+	open          openAdd // merged adds not yet framed into buf (aof_merge.go)
 	appended      atomic.Int64
 
 	// wmu serialises writing, fsyncing and rotating the log; it is taken
@@ -317,7 +318,7 @@ func (p *persistence) close() error {
 // info is INFO's persistence section (numeric fields become metrics).
 func (p *persistence) info() []infoField {
 	p.mu.Lock()
-	size, base, pending, dirty, gen := p.snapSize+p.logSize, p.snapSize+p.baseSize, len(p.buf), p.dirty, p.gen
+	size, base, pending, dirty, gen := p.snapSize+p.logSize, p.snapSize+p.baseSize, int64(len(p.buf))+p.open.size, p.dirty, p.gen
 	p.mu.Unlock()
 	saving := b01(p.saving.Load() && !p.isClosed())
 	i := strconv.FormatInt
@@ -326,7 +327,7 @@ func (p *persistence) info() []infoField {
 		{"aof_fsync", p.policy.String()},
 		{"aof_current_size", i(size, 10)},
 		{"aof_base_size", i(base, 10)},
-		{"aof_pending_bytes", strconv.Itoa(pending)},
+		{"aof_pending_bytes", i(pending, 10)},
 		{"aof_generation", strconv.FormatUint(gen, 10)},
 		{"aof_rewrite_in_progress", saving},
 		{"aof_last_write_ok", b01(p.writeOK.Load())},

@@ -15,6 +15,8 @@ import (
 // captureJournal records the journaled commands.
 type captureJournal struct{ cmds [][][]byte }
 
+func (j *captureJournal) appendAdd(cmd, key, item []byte) { j.append(cmd, key, item) }
+
 func (j *captureJournal) append(args ...[]byte) {
 	c := make([][]byte, len(args))
 	for i, a := range args {
