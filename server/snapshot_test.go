@@ -191,8 +191,28 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 	m, p := openTestPersistence(t, dir, "no")
 	defer p.close()
 	ctx := context.Background()
+	o := defaultCuckoo
+	o.capacity = 1 << 17 // past smallSnapFilter: written through a view
+	if err := (memCuckoo{m}).Reserve(ctx, "big", o); err != nil {
+		t.Fatal(err)
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the view's writer and this goroutine's changes meet on the view's lock
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			mustAddCuckoo(t, m, "big", fmt.Sprint("big-", i))
+			if i%4 == 0 {
+				(memCuckoo{m}).Delete(ctx, "big", []byte(fmt.Sprint("big-", i/2)))
+			}
+		}
+	}()
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
