@@ -51,9 +51,6 @@ type viewSub struct {
 // before the first change to them while the view is open.
 const ViewPage = cow.PageSize
 
-// viewChunk is how much WriteTo copies under one hold of the add lock.
-const viewChunk = 64 << 10
-
 // viewSet is the views open on a filter (under its mu).
 type viewSet []*ScalableView
 
@@ -180,8 +177,8 @@ func (v *ScalableView) writeSub(w io.Writer, i int) (int64, error) {
 	}
 	size := uint64(len(sub.words)) * 8
 	crc := uint32(0)
-	for off := uint64(0); off < size; off += viewChunk {
-		chunk := v.copyOut(i, off, min(viewChunk, size-off))
+	for off := uint64(0); off < size; off += cow.ChunkSize {
+		chunk := v.copyOut(i, off, min(cow.ChunkSize, size-off))
 		crc = crc32.Update(crc, castagnoli, chunk)
 		n, err := w.Write(chunk)
 		total += int64(n)

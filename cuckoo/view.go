@@ -25,7 +25,7 @@ import (
 // (like any change). After that, one goroutine may run WriteTo and Close
 // while the filter's owner goes on changing it under its own rules
 // (package doc): each change then holds the view's lock while it writes,
-// and WriteTo holds it while it copies each viewChunk bytes, so they
+// and WriteTo holds it while it copies each cow.ChunkSize bytes, so they
 // never touch the same memory at once.
 type View struct {
 	head    [2 * blockSize]byte // the encoding's header and parameter block at the instant
@@ -41,9 +41,6 @@ type View struct {
 
 // ViewPage is the copy-on-write unit of a View.
 const ViewPage = cow.PageSize
-
-// viewChunk is how much WriteTo copies under one hold of the view's lock.
-const viewChunk = 64 << 10
 
 var (
 	// ErrViewOpen reports a View asked of a filter that has one open.
@@ -99,8 +96,8 @@ func (v *View) WriteTo(w io.Writer) (int64, error) {
 	e.head(v.head[:])
 	for i, d := range v.subs {
 		size := uint64(len(d))
-		for off := uint64(0); off < size && e.err == nil; off += viewChunk {
-			e.payload(i, v.copyOut(i, off, min(viewChunk, size-off)))
+		for off := uint64(0); off < size && e.err == nil; off += cow.ChunkSize {
+			e.payload(i, v.copyOut(i, off, min(cow.ChunkSize, size-off)))
 		}
 	}
 	return e.trailer()
@@ -123,10 +120,11 @@ func (v *View) copyOut(i int, off, n uint64) []byte {
 
 // save keeps the pages of data that hold bytes [off, off+n), as they are
 // now, unless written out or kept already, if data is one of the view's
-// sub-filters. The caller holds v.mu.
+// sub-filters. The caller holds v.mu, taken by lockView, which lets go of
+// a closed view: v is open.
 func (v *View) save(data []byte, off, n uint64) {
 	i := v.subOf(data)
-	if i < 0 || v.closed {
+	if i < 0 {
 		return
 	}
 	d := v.subs[i]

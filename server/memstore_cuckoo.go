@@ -129,8 +129,8 @@ func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAd
 // replayer reads as CF.INSERT key NOCREATE ITEMS item: the same in fewer
 // bytes (docs/PERSISTENCE.md, "The log").
 func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, create *cuckooOpts, created bool) {
-	if len(res) == 1 && res[0] == cuckoo.Inserted && !created { // CF.ADD's case, without building the insert
-		c.memstore.logAdd(wordCFAdd, key, items[0])
+	if i, ok := onlyInserted(res); ok && !created { // without building the insert
+		c.memstore.logAdd(wordCFAdd, key, items[i])
 		return
 	}
 	pooled := journalArgs.Get().(*[][]byte)
@@ -148,8 +148,6 @@ func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, creat
 		}
 	}
 	switch {
-	case len(args) == head+1 && !created:
-		c.memstore.logAdd(wordCFAdd, key, args[head])
 	case len(args) > head:
 		c.log(args...)
 	case created:
@@ -159,6 +157,21 @@ func (c memCuckoo) logAdd(key string, items [][]byte, res []cuckoo.Status, creat
 	clear(args)
 	*pooled = args[:0]
 	journalArgs.Put(pooled)
+}
+
+// onlyInserted returns the index of the one item res stored, and whether
+// exactly one was.
+func onlyInserted(res []cuckoo.Status) (int, bool) {
+	only := -1
+	for i, st := range res {
+		if st == cuckoo.Inserted {
+			if only >= 0 {
+				return 0, false
+			}
+			only = i
+		}
+	}
+	return only, only >= 0
 }
 
 // The words of the records journaled on every cuckoo add (read only).

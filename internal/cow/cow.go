@@ -15,6 +15,11 @@ package cow
 // PageSize is the copy-on-write unit.
 const PageSize = 4 << 10
 
+// ChunkSize is how much a view's writer copies from the live arrays under
+// one hold of the lock that keeps the filter's changes out, a multiple of
+// PageSize: changes wait at most that long.
+const ChunkSize = 64 << 10
+
 type pageKey struct {
 	array int
 	page  uint64
