@@ -202,16 +202,9 @@ func (r *Reader) readBufferedBulk(args [][]byte) ([][]byte, bool) {
 		return args, false
 	}
 	b, _ := r.br.Peek(r.br.Buffered()) // cannot fail: the bytes are buffered
-	if len(b) < 4 || b[0] != '$' {
-		return args, false
-	}
-	size, i := 0, 1
-	for ; i < len(b) && i < 11 && '0' <= b[i] && b[i] <= '9'; i++ {
-		size = size*10 + int(b[i]-'0')
-	}
+	size, i, ok := r.shortBulkHeader(b)
 	total := i + 2 + size + 2 // "$<length>\r?" then the bytes and two more
-	if i == 1 || i == 11 || b[1] == '0' && i > 2 || total > len(b) || b[i] != '\r' ||
-		i > r.lim.MaxInline || int64(size) > r.lim.MaxBulk || r.n+int64(total) > r.lim.MaxQueryBuffer {
+	if !ok || total > len(b) || r.n+int64(total) > r.lim.MaxQueryBuffer {
 		return args, false
 	}
 	if r.in != nil {
@@ -230,6 +223,26 @@ func (r *Reader) readBufferedBulk(args [][]byte) ([][]byte, bool) {
 	r.n += int64(total)
 	end := len(r.buf)
 	return append(args, r.buf[start:end:end]), true
+}
+
+// shortBulkHeader parses the header of a bulk string at the start of b
+// for the fast paths (readBufferedBulk, scanBulkHeader): "$", 1 to 9
+// digits with no leading zero, within MaxInline and MaxBulk, then '\r'.
+// It returns the length and the index of the '\r'; ok is false for
+// anything else, which the general paths judge.
+func (r *Reader) shortBulkHeader(b []byte) (size, i int, ok bool) {
+	if len(b) < 4 || b[0] != '$' {
+		return 0, 0, false
+	}
+	i = 1
+	for ; i < len(b) && i < 11 && '0' <= b[i] && b[i] <= '9'; i++ {
+		size = size*10 + int(b[i]-'0')
+	}
+	if i == 1 || i == 11 || b[1] == '0' && i > 2 || i >= len(b) || b[i] != '\r' ||
+		i > r.lim.MaxInline || int64(size) > r.lim.MaxBulk {
+		return 0, 0, false
+	}
+	return size, i, true
 }
 
 // bulkSize judges the count line "$<length>" of a bulk string.

@@ -127,28 +127,23 @@ func (r *Reader) scanCountLine(b []byte, from int, judge func(*Reader, []byte) (
 }
 
 // scanBulkHeader is the pre-scan's fast path for the header of a bulk
-// string, "$<length>\r" and one more byte, as readBufferedBulk's is the
-// parser's: when the header at b[from:] is whole, of 1 to 9 digits with no
-// leading zero, and passes every limit, it counts its bytes as
+// string, "$<length>\r" and one more byte, as readBufferedBulk is the
+// parser's (both parse it with shortBulkHeader): when the header at
+// b[from:] is whole and passes every limit, it counts its bytes as
 // scanCountLine would and returns the length and where the bytes start.
 // Anything else (and every header while AUTH is required) it leaves to
 // scanCountLine, which judges it as ReadCommand would. A pipeline of small
 // commands spent about 6% of a server's CPU in the pre-scan without it.
 func (r *Reader) scanBulkHeader(b []byte, from int) (size int64, end int, ok bool) {
-	rest := b[from:]
-	if r.authRequired || len(rest) < 4 || rest[0] != '$' {
+	if r.authRequired {
 		return 0, 0, false
 	}
-	i := 1
-	for ; i < len(rest) && i < 11 && '0' <= rest[i] && rest[i] <= '9'; i++ {
-		size = size*10 + int64(rest[i]-'0')
-	}
-	if i == 1 || i == 11 || rest[1] == '0' && i > 2 || i+1 >= len(rest) || rest[i] != '\r' ||
-		i > r.lim.MaxInline || size > r.lim.MaxBulk || r.scan.n+int64(i)+2 > r.lim.MaxQueryBuffer {
+	n, i, ok := r.shortBulkHeader(b[from:])
+	if !ok || from+i+1 >= len(b) || r.scan.n+int64(i)+2 > r.lim.MaxQueryBuffer {
 		return 0, 0, false
 	}
 	r.scan.n += int64(i) + 2 // the line, its '\r' and the byte after it
-	return size, from + i + 2, true
+	return int64(n), from + i + 2, true
 }
 
 // scanState is how far Complete has judged the input: the empty commands
