@@ -179,17 +179,7 @@ func BenchmarkJournalAdd(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				rec = appendRecord(rec[:0], tc.args)
-				if lf.pos+int64(len(rec)) > lf.reserved {
-					if err := lf.Allocate(lf.reserved, 64<<20); err != nil {
-						b.Skip(err)
-					}
-				}
-				if _, err := lf.Write(rec); err != nil {
-					b.Fatal(err)
-				}
-				if i%100000 == 99999 {
-					lf.Sync() // as everysec does
-				}
+				benchLogWrite(b, lf, rec, i)
 			}
 			b.SetBytes(int64(len(rec)))
 		})
@@ -207,18 +197,24 @@ func BenchmarkJournalAdd(b *testing.B) {
 				continue
 			}
 			p.closeOpen()
-			if lf.pos+int64(len(p.buf)) > lf.reserved {
-				if err := lf.Allocate(lf.reserved, 64<<20); err != nil {
-					b.Skip(err)
-				}
-			}
-			if _, err := lf.Write(p.buf); err != nil {
-				b.Fatal(err)
-			}
+			benchLogWrite(b, lf, p.buf, i)
 			p.buf = p.buf[:0]
-			if i%100000 == 99999 {
-				lf.Sync()
-			}
 		}
 	})
+}
+
+// benchLogWrite writes rec, the i-th add's, to lf, reserving room as the
+// server does, and fsyncs every 100,000 adds, as everysec does.
+func benchLogWrite(b *testing.B, lf *logFile, rec []byte, i int) {
+	if lf.pos+int64(len(rec)) > lf.reserved {
+		if err := lf.Allocate(lf.reserved, 64<<20); err != nil {
+			b.Skip(err)
+		}
+	}
+	if _, err := lf.Write(rec); err != nil {
+		b.Fatal(err)
+	}
+	if i%100000 == 99999 {
+		lf.Sync()
+	}
 }
