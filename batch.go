@@ -39,7 +39,7 @@ func (f *Filter) TestMany(items [][]byte, dst []bool) []bool {
 // AddHashes adds items by their hashes and returns how many were new.
 func (f *Filter) AddHashes(hs []Hash) int {
 	added := 0
-	if f.mode != modeBlocked {
+	if f.mode == modeOther {
 		for _, h := range hs {
 			if f.AddHash(h) {
 				added++
@@ -72,7 +72,7 @@ func (f *Filter) AddHashes(hs []Hash) int {
 // TestHashes tests items by their hashes; dst must have len(hs) elements.
 func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 	dst = dst[:len(hs)] // one bounds check, and a clear panic on misuse
-	if f.mode != modeBlocked {
+	if f.mode == modeOther {
 		for i, h := range hs {
 			dst[i] = f.TestHash(h)
 		}
@@ -83,6 +83,12 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 		n := min(len(hs)-off, batchSize)
 		f.touch(hs[off:off+n], &first)
 		out := dst[off : off+n]
+		if f.mode == modeBlockedVec {
+			for i, h := range hs[off : off+n] {
+				out[i] = f.testVec(h)
+			}
+			continue
+		}
 		if f.k <= fieldsPerWord {
 			for i, h := range hs[off : off+n] {
 				// The first probe's word was loaded by touch.

@@ -24,7 +24,7 @@ type Filter struct {
 	ext        *filterExt // key or RedisBloom bits per entry; nil for unkeyed XXH3
 	k          uint32
 	layout     Layout
-	mode       uint8 // modeBlocked for the fast path, else modeOther
+	mode       uint8 // modeBlocked or modeBlockedVec for the fast path, else modeOther
 	concurrent bool
 
 	inserted uint64        // Adds that reported new (exclusive mode)
@@ -55,6 +55,11 @@ const maxArrayBytes = 1 << 50
 const (
 	modeOther   = 0 // classic or concurrent: dispatch on layout and mode
 	modeBlocked = 1 // blocked, exclusive, k <= maxStraightK: the hot path
+
+	// modeBlockedVec is modeBlocked with k <= 7 on a CPU with AVX-512F:
+	// its Test runs on vector registers (testVec, probe_vec.go); its Add
+	// is modeBlocked's.
+	modeBlockedVec = 2
 )
 
 type paddedU64 struct {
@@ -186,6 +191,9 @@ func (f *Filter) setup(s Sizing, c config, words []uint64) {
 	}
 	if f.layout == Blocked && !f.concurrent && f.k <= maxStraightK {
 		f.mode = modeBlocked
+		if vecProbe && f.k <= fieldsPerWord {
+			f.mode = modeBlockedVec
+		}
 	}
 }
 
@@ -234,7 +242,7 @@ func (f *Filter) Add(item []byte) bool {
 	} else {
 		h = HashBytes(item)
 	}
-	if f.mode == modeBlocked {
+	if f.mode != modeOther {
 		return f.addBlocked(h)
 	}
 	return f.addOther(h)
@@ -252,7 +260,10 @@ func (f *Filter) Test(item []byte) bool {
 	} else {
 		h = HashBytes(item)
 	}
-	if f.mode == modeBlocked {
+	switch f.mode {
+	case modeBlockedVec:
+		return f.testVec(h)
+	case modeBlocked:
 		return f.testBlocked(h)
 	}
 	return f.testOther(h)
@@ -265,7 +276,7 @@ func (f *Filter) TestString(s string) bool { return f.Test(bytesOf(s)) }
 // new. Use it when you hash items yourself; mixing it with Add on one
 // filter is only correct if h = f.Hash(item).
 func (f *Filter) AddHash(h Hash) bool {
-	if f.mode == modeBlocked {
+	if f.mode != modeOther {
 		return f.addBlocked(h)
 	}
 	return f.addOther(h)
@@ -292,7 +303,10 @@ func (f *Filter) addOther(h Hash) bool {
 
 // TestHash reports whether an item with hash h may be in the set.
 func (f *Filter) TestHash(h Hash) bool {
-	if f.mode == modeBlocked {
+	switch f.mode {
+	case modeBlockedVec:
+		return f.testVec(h)
+	case modeBlocked:
 		return f.testBlocked(h)
 	}
 	return f.testOther(h)

@@ -74,6 +74,19 @@ func BenchmarkFilter(b *testing.B) {
 					}
 				}
 			})
+			if f.mode == modeBlockedVec {
+				// The same filter through the scalar probes (probe_vec.go).
+				g := scalarTwin(f)
+				b.Run(name+"/TestScalar", func(b *testing.B) {
+					b.ReportAllocs()
+					c := 0
+					for i := 0; b.Loop(); i++ {
+						if g.Test(keys[i&(len(keys)-1)]) {
+							c++
+						}
+					}
+				})
+			}
 			b.Run(name+"/TestMany", func(b *testing.B) {
 				b.ReportAllocs()
 				dst := make([]bool, 256)

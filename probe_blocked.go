@@ -83,57 +83,62 @@ func (f *Filter) addBlocked(h Hash) bool {
 }
 
 // testBlocked reports whether all of h's k probes are set, probing all of
-// them with no branch on the bits (see addBlocked for the fields).
+// them with no branch on the bits (see addBlocked for the fields). Each
+// probe ANDs its bit, shifted down to bit 0, into a: 9 instructions a
+// probe on amd64, against 13 for building the bit's mask and testing it.
+// Filters with k <= 7 on a CPU with AVX-512F use testVec instead
+// (probe_vec.go).
 func (f *Filter) testBlocked(h Hash) bool {
 	blk, w := f.block(h), h.H2
-	var m, w2 uint64
+	var w2 uint64
+	a := ^uint64(0)
 	if f.k > fieldsPerWord {
 		w2 = probeWord(h, 1)
 	}
 	switch f.k {
 	case 14:
-		m |= probeMiss(blk, w2>>54)
+		a &= probeBit(blk, w2>>54)
 		fallthrough
 	case 13:
-		m |= probeMiss(blk, w2>>45)
+		a &= probeBit(blk, w2>>45)
 		fallthrough
 	case 12:
-		m |= probeMiss(blk, w2>>36)
+		a &= probeBit(blk, w2>>36)
 		fallthrough
 	case 11:
-		m |= probeMiss(blk, w2>>27)
+		a &= probeBit(blk, w2>>27)
 		fallthrough
 	case 10:
-		m |= probeMiss(blk, w2>>18)
+		a &= probeBit(blk, w2>>18)
 		fallthrough
 	case 9:
-		m |= probeMiss(blk, w2>>9)
+		a &= probeBit(blk, w2>>9)
 		fallthrough
 	case 8:
-		m |= probeMiss(blk, w2)
+		a &= probeBit(blk, w2)
 		fallthrough
 	case 7:
-		m |= probeMiss(blk, w>>54)
+		a &= probeBit(blk, w>>54)
 		fallthrough
 	case 6:
-		m |= probeMiss(blk, w>>45)
+		a &= probeBit(blk, w>>45)
 		fallthrough
 	case 5:
-		m |= probeMiss(blk, w>>36)
+		a &= probeBit(blk, w>>36)
 		fallthrough
 	case 4:
-		m |= probeMiss(blk, w>>27)
+		a &= probeBit(blk, w>>27)
 		fallthrough
 	case 3:
-		m |= probeMiss(blk, w>>18)
+		a &= probeBit(blk, w>>18)
 		fallthrough
 	case 2:
-		m |= probeMiss(blk, w>>9)
+		a &= probeBit(blk, w>>9)
 		fallthrough
 	case 1:
-		m |= probeMiss(blk, w)
+		a &= probeBit(blk, w)
 	}
-	return m == 0
+	return a&1 != 0
 }
 
 // addBlockedLong sets h's probes for any k, for k > maxStraightK: a loop over
@@ -202,4 +207,11 @@ func b2u(b bool) uint64 {
 		u = 1
 	}
 	return u
+}
+
+// probeBit is the word of blk holding the probe at the low 9 bits of x,
+// shifted right so that the probe's bit is bit 0 (x&63 is the shift
+// count, so the compiler needs no mask or range check).
+func probeBit(blk *[8]uint64, x uint64) uint64 {
+	return blk[(x>>6)&7] >> (x & 63)
 }
