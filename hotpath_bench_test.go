@@ -65,27 +65,11 @@ func BenchmarkFilter(b *testing.B) {
 		for _, n := range []uint64{1e5, 1e7} {
 			f, keys := benchFilter(b, n, layout)
 			name := layout.String() + "/n=" + map[uint64]string{1e5: "1e5", 1e7: "1e7"}[n]
-			b.Run(name+"/Test", func(b *testing.B) {
-				b.ReportAllocs()
-				c := 0
-				for i := 0; b.Loop(); i++ {
-					if f.Test(keys[i&(len(keys)-1)]) {
-						c++
-					}
-				}
-			})
+			b.Run(name+"/Test", func(b *testing.B) { benchTest(b, f, keys) })
 			if f.mode == modeBlockedVec {
 				// The same filter through the scalar probes (probe_vec.go).
 				g := scalarTwin(f)
-				b.Run(name+"/TestScalar", func(b *testing.B) {
-					b.ReportAllocs()
-					c := 0
-					for i := 0; b.Loop(); i++ {
-						if g.Test(keys[i&(len(keys)-1)]) {
-							c++
-						}
-					}
-				})
+				b.Run(name+"/TestScalar", func(b *testing.B) { benchTest(b, g, keys) })
 			}
 			b.Run(name+"/TestMany", func(b *testing.B) {
 				b.ReportAllocs()
@@ -108,6 +92,17 @@ func BenchmarkFilter(b *testing.B) {
 					f.Add(keys[i&(len(keys)-1)])
 				}
 			})
+		}
+	}
+}
+
+// benchTest times single Tests of keys, the caller branching on each.
+func benchTest(b *testing.B, f *Filter, keys [][]byte) {
+	b.ReportAllocs()
+	c := 0
+	for i := 0; b.Loop(); i++ {
+		if f.Test(keys[i&(len(keys)-1)]) {
+			c++
 		}
 	}
 }
