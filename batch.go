@@ -83,7 +83,7 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 		n := min(len(hs)-off, batchSize)
 		f.touch(hs[off:off+n], &first)
 		out := dst[off : off+n]
-		if f.mode == modeBlockedVec {
+		if f.mode >= modeBlockedVec7 {
 			for i, h := range hs[off : off+n] {
 				out[i] = f.testVec(h)
 			}

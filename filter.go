@@ -24,7 +24,7 @@ type Filter struct {
 	ext        *filterExt // key or RedisBloom bits per entry; nil for unkeyed XXH3
 	k          uint32
 	layout     Layout
-	mode       uint8 // modeBlocked or modeBlockedVec for the fast path, else modeOther
+	mode       uint8 // modeBlocked, modeBlockedVec7 or modeBlockedVec14 for the fast path, else modeOther
 	concurrent bool
 
 	inserted uint64        // Adds that reported new (exclusive mode)
@@ -56,10 +56,11 @@ const (
 	modeOther   = 0 // classic or concurrent: dispatch on layout and mode
 	modeBlocked = 1 // blocked, exclusive, k <= maxStraightK: the hot path
 
-	// modeBlockedVec is modeBlocked with k <= 7 on a CPU with AVX-512F:
-	// its Test runs on vector registers (testVec, probe_vec.go); its Add
-	// is modeBlocked's.
-	modeBlockedVec = 2
+	// modeBlockedVec7 and modeBlockedVec14 are modeBlocked on a CPU with
+	// AVX-512F, for k <= 7 and k in [8, 14]: Test runs on vector
+	// registers (probe_vec.go); Add is modeBlocked's.
+	modeBlockedVec7  = 2
+	modeBlockedVec14 = 3
 )
 
 type paddedU64 struct {
@@ -191,8 +192,11 @@ func (f *Filter) setup(s Sizing, c config, words []uint64) {
 	}
 	if f.layout == Blocked && !f.concurrent && f.k <= maxStraightK {
 		f.mode = modeBlocked
-		if vecProbe && f.k <= fieldsPerWord {
-			f.mode = modeBlockedVec
+		switch {
+		case vecProbe && f.k <= fieldsPerWord:
+			f.mode = modeBlockedVec7
+		case vecProbe:
+			f.mode = modeBlockedVec14
 		}
 	}
 }
@@ -261,8 +265,10 @@ func (f *Filter) Test(item []byte) bool {
 		h = HashBytes(item)
 	}
 	switch f.mode {
-	case modeBlockedVec:
-		return f.testVec(h)
+	case modeBlockedVec7:
+		return testBlockVec7(f.block(h), h.H2, f.k)
+	case modeBlockedVec14:
+		return testBlockVec14(f.block(h), h.H1, h.H2, f.k)
 	case modeBlocked:
 		return f.testBlocked(h)
 	}
@@ -304,8 +310,10 @@ func (f *Filter) addOther(h Hash) bool {
 // TestHash reports whether an item with hash h may be in the set.
 func (f *Filter) TestHash(h Hash) bool {
 	switch f.mode {
-	case modeBlockedVec:
-		return f.testVec(h)
+	case modeBlockedVec7:
+		return testBlockVec7(f.block(h), h.H2, f.k)
+	case modeBlockedVec14:
+		return testBlockVec14(f.block(h), h.H1, h.H2, f.k)
 	case modeBlocked:
 		return f.testBlocked(h)
 	}

@@ -66,7 +66,7 @@ func BenchmarkFilter(b *testing.B) {
 			f, keys := benchFilter(b, n, layout)
 			name := layout.String() + "/n=" + map[uint64]string{1e5: "1e5", 1e7: "1e7"}[n]
 			b.Run(name+"/Test", func(b *testing.B) { benchTest(b, f, keys) })
-			if f.mode == modeBlockedVec {
+			if f.mode == modeBlockedVec7 || f.mode == modeBlockedVec14 {
 				// The same filter through the scalar probes (probe_vec.go).
 				g := scalarTwin(f)
 				b.Run(name+"/TestScalar", func(b *testing.B) { benchTest(b, g, keys) })

@@ -1,24 +1,32 @@
 package bloom
 
-// The blocked layout's Test on vector registers (modeBlockedVec): where
-// the CPU has AVX-512F (vecProbe), a filter with k <= 7 tests all its
-// probes at once (testBlockVec7, in probe_vec_amd64.s): one 64-byte load
-// of the block, the probe word broadcast to eight lanes and shifted so
-// that lane j holds probe j's 9-bit field, VPERMQ picking each probe's
-// word, a rotate bringing its bit to bit 0, and one mask test. The same
-// bits as testBlocked, so answers never depend on the CPU
+// The blocked layout's Test on vector registers. Where the CPU has
+// AVX-512F (vecProbe), a blocked filter tests all its probes at once
+// (probe_vec_amd64.s): one 64-byte load of the block; each probe word
+// broadcast to eight lanes and shifted by 0, 9, …, 54 so that lane j
+// holds probe j's 9-bit field; VPERMQ picking each probe's word (bits
+// 6-8 of the field); a rotate bringing its bit (bits 0-5) down to bit 0;
+// one mask test against the k wanted lanes. testBlockVec7 serves k <= 7
+// (one probe word, modeBlockedVec7), testBlockVec14 k in [8, 14] (two,
+// the second computed in the same call, modeBlockedVec14). The bits are
+// the scalar path's, so answers and files never depend on the CPU
 // (TestVecProbeMatchesScalar, FuzzVecProbe).
 //
 // Why: a single Test on a filter larger than the caches is one cache miss
-// plus the instructions around it, and the fewer instructions a key
-// takes, the more keys' misses the CPU overlaps. The scalar probes took
-// about 9 instructions each; the vector form about 12 for all seven.
-// Measured at 10^7 items, p = 0.01 (docs/BENCHMARKS.md, "A vector Test"):
-// 0.6× blobloom's Test and within 1.1× of one hash plus one load.
-// Filters with k > 7 keep the scalar path: a vector form for them
-// (two probe words) measured no faster than it.
+// plus the instructions around it, and each instruction a key takes
+// leaves fewer keys' misses in flight at once: about 0.9 ns a key for
+// every instruction added at 10^7 items (docs/BENCHMARKS.md, "A vector
+// Test"). The scalar probes take about 9 instructions each; the vector
+// form about 15 for seven, 35 for fourteen including the second probe
+// word. Test and TestHash call the assembly directly from their switch
+// on the mode: a Go function between them (testVec, too large to inline
+// with both cases) cost k = 9 a third of its speed.
 
-// testVec is testBlocked for a modeBlockedVec filter.
+// testVec is Test's answer for a filter in modeBlockedVec7 or
+// modeBlockedVec14, for callers off the single-item hot path (TestMany).
 func (f *Filter) testVec(h Hash) bool {
-	return testBlockVec7(f.block(h), h.H2, f.k)
+	if f.mode == modeBlockedVec7 {
+		return testBlockVec7(f.block(h), h.H2, f.k)
+	}
+	return testBlockVec14(f.block(h), h.H1, h.H2, f.k)
 }

@@ -2,9 +2,8 @@ package bloom
 
 import "golang.org/x/sys/cpu"
 
-// vecProbe is whether new blocked filters with k <= 7 test on vector
-// registers (probe_vec.go): the CPU and the operating system support
-// AVX-512F. Tests turn it off to check the scalar path against it.
+// vecProbe is whether new blocked filters test on vector registers
+// (probe_vec.go): the CPU and the operating system support AVX-512F.
 var vecProbe = cpu.X86.HasAVX512F
 
 // testBlockVec7 reports whether the first k (1-7) probes of probe word w
@@ -13,3 +12,10 @@ var vecProbe = cpu.X86.HasAVX512F
 //
 //go:noescape
 func testBlockVec7(blk *[8]uint64, w uint64, k uint32) bool
+
+// testBlockVec14 reports whether the first k (8-14) probes of h = (h1,
+// h2) are set in blk (probe_vec_amd64.s). Only callable where vecProbe
+// is true.
+//
+//go:noescape
+func testBlockVec14(blk *[8]uint64, h1, h2 uint64, k uint32) bool

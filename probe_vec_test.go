@@ -30,9 +30,11 @@ func TestVecProbeMode(t *testing.T) {
 		opts []Option
 		want uint8
 	}{
-		{0.01, nil, modeBlockedVec},                      // k = 7
-		{0.2, nil, modeBlockedVec},                       // small k
-		{0.001, nil, modeBlocked},                        // k = 9: two probe words
+		{0.01, nil, modeBlockedVec7},                     // k = 7
+		{0.2, nil, modeBlockedVec7},                      // small k
+		{0.001, nil, modeBlockedVec14},                   // k = 9: two probe words
+		{1e-5, nil, modeBlockedVec14},                    // the largest straight-line k
+		{1e-7, nil, modeOther},                           // k > 14: the loop
 		{0.01, []Option{WithConcurrent()}, modeOther},    // atomics
 		{0.01, []Option{WithLayout(Classic)}, modeOther}, // not blocked
 	}
@@ -65,11 +67,12 @@ func TestVecProbeMatchesScalar(t *testing.T) {
 					}
 				}
 			}
-			w := r.Uint64()
-			for k := uint32(1); k <= fieldsPerWord; k++ {
-				want := missing(&blk, w, k) == 0
-				if got := testBlockVec7(&blk, w, k); got != want {
-					t.Fatalf("density %g k=%d w=%#x block %x: vector %v, scalar %v", density, k, w, blk, got, want)
+			h := Hash{H1: r.Uint64(), H2: r.Uint64()}
+			for k := uint32(1); k <= maxStraightK; k++ {
+				want := scalarProbe(&blk, h, k)
+				got := vecProbeAt(&blk, h, k)
+				if got != want {
+					t.Fatalf("density %g k=%d h=%x block %x: vector %v, scalar %v", density, k, h, blk, got, want)
 				}
 				agree++
 				if want {
@@ -84,12 +87,12 @@ func TestVecProbeMatchesScalar(t *testing.T) {
 		}
 	}
 
-	for _, p := range []float64{0.3, 0.1, 0.05, 0.02, 0.01, 0.005} {
+	for _, p := range []float64{0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001, 1e-4, 1e-5} {
 		f, err := New(20000, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.mode != modeBlockedVec {
+		if f.mode != modeBlockedVec7 && f.mode != modeBlockedVec14 {
 			t.Fatalf("p=%g k=%d: mode %d", p, f.k, f.mode)
 		}
 		g := scalarTwin(f)
@@ -115,31 +118,45 @@ func TestVecProbeMatchesScalar(t *testing.T) {
 				pos++
 			}
 		}
-		if pos == 30000 || pos == len(items) {
+		if (p >= 0.001 && pos == 30000) || pos == len(items) {
 			t.Errorf("p=%g: %d positives of %d (no false positive at all, or all)", p, pos, len(items))
 		}
 	}
 }
 
 // FuzzVecProbe checks the vector Test against the scalar probes on any
-// block, probe word and k.
+// block, hash and k.
 func FuzzVecProbe(f *testing.F) {
 	needVec(f)
-	f.Add(make([]byte, 64), uint64(0), uint8(7))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ^uint64(0), uint8(1))
-	f.Add([]byte("a block that is shorter than sixty-four bytes"), uint64(0x0123456789abcdef), uint8(5))
-	f.Fuzz(func(t *testing.T, data []byte, w uint64, kb uint8) {
+	f.Add(make([]byte, 64), uint64(0), uint64(0), uint8(7))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint64(1), ^uint64(0), uint8(1))
+	f.Add([]byte("a block that is shorter than sixty-four bytes"), uint64(42), uint64(0x0123456789abcdef), uint8(12))
+	f.Fuzz(func(t *testing.T, data []byte, h1, h2 uint64, kb uint8) {
 		var blk [8]uint64
 		var raw [64]byte
 		copy(raw[:], data)
 		for i := range blk {
 			blk[i] = binary.LittleEndian.Uint64(raw[8*i:])
 		}
-		k := 1 + uint32(kb)%fieldsPerWord
-		if got, want := testBlockVec7(&blk, w, k), missing(&blk, w, k) == 0; got != want {
-			t.Fatalf("k=%d w=%#x block %x: vector %v, scalar %v", k, w, blk, got, want)
+		h, k := Hash{H1: h1, H2: h2}, 1+uint32(kb)%maxStraightK
+		if got, want := vecProbeAt(&blk, h, k), scalarProbe(&blk, h, k); got != want {
+			t.Fatalf("k=%d h=%x block %x: vector %v, scalar %v", k, h, blk, got, want)
 		}
 	})
+}
+
+// scalarProbe is testBlocked's answer for h and k on the one block blk.
+func scalarProbe(blk *[8]uint64, h Hash, k uint32) bool {
+	f := Filter{wp: &blk[0], nw: 8, k: k, mode: modeBlocked}
+	return f.testBlocked(h)
+}
+
+// vecProbeAt is the vector Test's answer for h and k on blk.
+func vecProbeAt(blk *[8]uint64, h Hash, k uint32) bool {
+	if k <= fieldsPerWord {
+		return testBlockVec7(blk, h.H2, k)
+	}
+	return testBlockVec14(blk, h.H1, h.H2, k)
 }
 
 func ExampleFilter_Test_vector() {
