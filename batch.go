@@ -83,9 +83,15 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 		n := min(len(hs)-off, batchSize)
 		f.touch(hs[off:off+n], &first)
 		out := dst[off : off+n]
-		if f.mode >= modeBlockedVec7 {
+		switch f.mode {
+		case modeBlockedVec7:
 			for i, h := range hs[off : off+n] {
-				out[i] = f.testVec(h)
+				out[i] = testBlockVec7(f.block(h), h.H2, f.k)
+			}
+			continue
+		case modeBlockedVec14:
+			for i, h := range hs[off : off+n] {
+				out[i] = testBlockVec14(f.block(h), h.H1, h.H2, f.k)
 			}
 			continue
 		}

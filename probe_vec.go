@@ -18,15 +18,6 @@ package bloom
 // every instruction added at 10^7 items (docs/BENCHMARKS.md, "A vector
 // Test"). The scalar probes take about 9 instructions each; the vector
 // form about 15 for seven, 35 for fourteen including the second probe
-// word. Test and TestHash call the assembly directly from their switch
-// on the mode: a Go function between them (testVec, too large to inline
-// with both cases) cost k = 9 a third of its speed.
-
-// testVec is Test's answer for a filter in modeBlockedVec7 or
-// modeBlockedVec14, for callers off the single-item hot path (TestMany).
-func (f *Filter) testVec(h Hash) bool {
-	if f.mode == modeBlockedVec7 {
-		return testBlockVec7(f.block(h), h.H2, f.k)
-	}
-	return testBlockVec14(f.block(h), h.H1, h.H2, f.k)
-}
+// word. Test, TestHash and TestHashes call the assembly directly from
+// their switch on the mode: a Go function between them, too large to
+// inline with both cases, cost k = 9 a third of its speed.
