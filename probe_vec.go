@@ -10,7 +10,9 @@ package bloom
 // (one probe word, modeBlockedVec7), testBlockVec14 k in [8, 14] (two,
 // the second computed in the same call, modeBlockedVec14). The bits are
 // the scalar path's, so answers and files never depend on the CPU
-// (TestVecProbeMatchesScalar, FuzzVecProbe).
+// (TestVecProbeMatchesScalar, FuzzVecProbe). GODEBUG=cpu.avx512f=off
+// turns the vector path off for filters made after start-up
+// (TestVecProbeGodebug).
 //
 // Why: a single Test on a filter larger than the caches is one cache miss
 // plus the instructions around it, and each instruction a key takes

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +49,29 @@ func TestVecProbeMode(t *testing.T) {
 		if f.mode != c.want {
 			t.Errorf("p=%g k=%d %d options: mode %d, want %d", c.p, f.k, len(c.opts), f.mode, c.want)
 		}
+	}
+}
+
+// TestVecProbeGodebug checks the documented switch: with
+// GODEBUG=cpu.avx512f=off (read by golang.org/x/sys/cpu) new filters take
+// the scalar path, and answer the same.
+func TestVecProbeGodebug(t *testing.T) {
+	if os.Getenv("BLOOM_VEC_CHILD") != "" {
+		f, _ := New(1000, 0.01)
+		g, _ := New(1000, 0.001)
+		f.AddString("x")
+		fmt.Printf("modes %d %d %v\n", f.mode, g.mode, f.TestString("x"))
+		return
+	}
+	needVec(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestVecProbeGodebug$", "-test.v")
+	cmd.Env = append(os.Environ(), "BLOOM_VEC_CHILD=1", "GODEBUG=cpu.avx512f=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := fmt.Sprintf("modes %d %d true", modeBlocked, modeBlocked); !strings.Contains(string(out), want) {
+		t.Fatalf("child printed %q, want %q", out, want)
 	}
 }
 
