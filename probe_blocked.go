@@ -86,8 +86,8 @@ func (f *Filter) addBlocked(h Hash) bool {
 // them with no branch on the bits (see addBlocked for the fields). Each
 // probe ANDs its bit, shifted down to bit 0, into a: 9 instructions a
 // probe on amd64, against 13 for building the bit's mask and testing it.
-// Filters with k <= 7 on a CPU with AVX-512F use testVec instead
-// (probe_vec.go).
+// Filters with k <= 14 on a CPU with AVX-512F use testBlockVec7 or
+// testBlockVec14 instead (probe_vec.go).
 func (f *Filter) testBlocked(h Hash) bool {
 	blk, w := f.block(h), h.H2
 	var w2 uint64

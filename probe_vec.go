@@ -10,9 +10,10 @@ package bloom
 // (one probe word, modeBlockedVec7), testBlockVec14 k in [8, 14] (two,
 // the second computed in the same call, modeBlockedVec14). The bits are
 // the scalar path's, so answers and files never depend on the CPU
-// (TestVecProbeMatchesScalar, FuzzVecProbe). GODEBUG=cpu.avx512f=off
-// turns the vector path off for filters made after start-up
-// (TestVecProbeGodebug).
+// (TestVecProbeMatchesScalar, FuzzVecProbe). A process started with
+// GODEBUG=cpu.avx512f=off (read once, at start-up, by golang.org/x/sys/cpu)
+// keeps every filter on the scalar path (TestVecProbeGodebug), as do
+// race-detector builds and the purego build tag.
 //
 // Why: a single Test on a filter larger than the caches is one cache miss
 // plus the instructions around it, and each instruction a key takes
@@ -20,6 +21,9 @@ package bloom
 // every instruction added at 10^7 items (docs/BENCHMARKS.md, "A vector
 // Test"). The scalar probes take about 9 instructions each; the vector
 // form about 15 for seven, 35 for fourteen including the second probe
-// word. Test, TestHash and TestHashes call the assembly directly from
+// word. (Measured on AMD Zen 4; Intel's Skylake-SP and Cascade Lake lower
+// their clock while running 512-bit instructions, so there
+// GODEBUG=cpu.avx512f=off may be worth a comparison.) Test, TestHash
+// and TestHashes call the assembly directly from
 // their switch on the mode: a Go function between them, too large to
 // inline with both cases, cost k = 9 a third of its speed.

@@ -1,3 +1,5 @@
+//go:build gc && !purego
+
 #include "textflag.h"
 
 // The blocked layout's Test with AVX-512F (probe_vec.go): the probes of

@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -21,33 +22,82 @@ func scalarTwin(f *Filter) *Filter {
 func needVec(t testing.TB) {
 	t.Helper()
 	if !vecProbe {
-		t.Skip("this CPU has no AVX-512F: blocked filters use the scalar Test only, which the other tests cover")
+		t.Skip("the vector Test is off in this process (no AVX-512F, a race-detector build, the purego tag or GODEBUG=cpu.avx512f=off): blocked filters use the scalar Test, which the other tests cover")
 	}
 }
 
-// TestVecProbeMode checks which filters get the vector Test.
+// TestVecProbeMode checks which filters get the vector Test, at every
+// boundary of k, and that each answers as a scalar twin of its bits.
 func TestVecProbeMode(t *testing.T) {
 	needVec(t)
-	cases := []struct {
-		p    float64
-		opts []Option
-		want uint8
-	}{
-		{0.01, nil, modeBlockedVec7},                     // k = 7
-		{0.2, nil, modeBlockedVec7},                      // small k
-		{0.001, nil, modeBlockedVec14},                   // k = 9: two probe words
-		{1e-5, nil, modeBlockedVec14},                    // the largest straight-line k
-		{1e-7, nil, modeOther},                           // k > 14: the loop
-		{0.01, []Option{WithConcurrent()}, modeOther},    // atomics
-		{0.01, []Option{WithLayout(Classic)}, modeOther}, // not blocked
-	}
-	for _, c := range cases {
-		f, err := New(1000, c.p, c.opts...)
+	for k := uint32(1); k <= maxStraightK+2; k++ {
+		want := uint8(modeBlockedVec7)
+		switch {
+		case k > maxStraightK:
+			want = modeOther // the loop through testBlockedLong
+		case k > fieldsPerWord:
+			want = modeBlockedVec14
+		}
+		f, err := NewSized(Sizing{Layout: Blocked, N: 1000, P: 0.5, Bits: 64 * BlockBits, K: k})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.mode != c.want {
-			t.Errorf("p=%g k=%d %d options: mode %d, want %d", c.p, f.k, len(c.opts), f.mode, c.want)
+		if f.mode != want {
+			t.Errorf("k=%d: mode %d, want %d", k, f.mode, want)
+			continue
+		}
+		if want == modeOther {
+			continue
+		}
+		g, items, pos := scalarTwin(f), make([][]byte, 3000), 0
+		for i := range items {
+			items[i] = binary.LittleEndian.AppendUint64([]byte("mode:"), uint64(i))
+			if i < 1000 {
+				f.Add(items[i])
+			}
+		}
+		for i, it := range items {
+			v := f.Test(it)
+			if v != g.Test(it) || (i < 1000 && !v) {
+				t.Fatalf("k=%d item %d: vector %v, scalar %v", k, i, v, g.Test(it))
+			}
+			if v {
+				pos++
+			}
+		}
+		if pos == len(items) {
+			t.Fatalf("k=%d: every item tests present", k)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		opts []Option
+	}{
+		{"concurrent", []Option{WithConcurrent()}}, // atomics
+		{"classic", []Option{WithLayout(Classic)}}, // not blocked
+	} {
+		if f, _ := New(1000, 0.01, c.opts...); f.mode != modeOther {
+			t.Errorf("%s: mode %d, want %d", c.name, f.mode, modeOther)
+		}
+	}
+}
+
+// TestScalarProbesAgree checks the scalar reference of the vector tests:
+// testBlocked's straight line against testBlockedLong's loop, for every k
+// the straight line serves, on random blocks. It runs on every CPU.
+func TestScalarProbesAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	var blk [8]uint64
+	for range 20000 {
+		for i := range blk {
+			blk[i] = r.Uint64() | r.Uint64() // about three bits in four set
+		}
+		h := Hash{H1: r.Uint64(), H2: r.Uint64()}
+		for k := uint32(1); k <= maxStraightK; k++ {
+			f := Filter{wp: &blk[0], nw: 8, k: k, mode: modeBlocked}
+			if a, b := f.testBlocked(h), f.testBlockedLong(h); a != b {
+				t.Fatalf("k=%d h=%x block %x: straight %v, loop %v", k, h, blk, a, b)
+			}
 		}
 	}
 }
@@ -154,8 +204,11 @@ func TestVecProbeMatchesScalar(t *testing.T) {
 // block, hash and k.
 func FuzzVecProbe(f *testing.F) {
 	needVec(f)
+	ones := bytes.Repeat([]byte{0xff}, 64)
 	f.Add(make([]byte, 64), uint64(0), uint64(0), uint8(7))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint64(1), ^uint64(0), uint8(1))
+	f.Add(ones, uint64(1), ^uint64(0), uint8(6))     // every probe set: true
+	f.Add(ones, uint64(7), uint64(12345), uint8(13)) // two probe words, true
+	f.Add(append(ones[:63:63], 0x7f), uint64(3), ^uint64(0), uint8(0))
 	f.Add([]byte("a block that is shorter than sixty-four bytes"), uint64(42), uint64(0x0123456789abcdef), uint8(12))
 	f.Fuzz(func(t *testing.T, data []byte, h1, h2 uint64, kb uint8) {
 		var blk [8]uint64

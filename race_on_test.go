@@ -1,5 +1,0 @@
-//go:build race
-
-package bloom
-
-const raceEnabled = true
