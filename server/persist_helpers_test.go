@@ -246,3 +246,23 @@ func assertSameState(t testing.TB, before map[string]pKeyState, after *pServer, 
 // testCommands is a command table for stores made without a server (the
 // replayer runs log records through it).
 func testCommands() table { return newTable(newMetrics(&Server{}, 1)) }
+
+// untilStop runs body(0), body(1), … on a goroutine counted in wg until
+// stop is closed or body returns false: the writers of the concurrency
+// tests.
+func untilStop(wg *sync.WaitGroup, stop <-chan struct{}, body func(i int) bool) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if !body(i) {
+				return
+			}
+		}
+	}()
+}

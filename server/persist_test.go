@@ -219,24 +219,16 @@ func TestPersistBGSaveUnderLoad(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			key := fmt.Sprintf("k%d", w%2)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				its := pItems(fmt.Sprintf("w%d-%d", w, i), 20)
-				if err := ps.rdb.Do(ctx, append([]any{"BF.MADD", key}, its...)...).Err(); err != nil {
-					t.Errorf("MADD: %v", err)
-					return
-				}
-				acked[w] = append(acked[w], its...)
+		key := fmt.Sprintf("k%d", w%2)
+		untilStop(&wg, stop, func(i int) bool {
+			its := pItems(fmt.Sprintf("w%d-%d", w, i), 20)
+			if err := ps.rdb.Do(ctx, append([]any{"BF.MADD", key}, its...)...).Err(); err != nil {
+				t.Errorf("MADD: %v", err)
+				return false
 			}
-		}()
+			acked[w] = append(acked[w], its...)
+			return true
+		})
 	}
 	for range 3 {
 		time.Sleep(50 * time.Millisecond)

@@ -198,47 +198,31 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // the view's writer and this goroutine's changes meet on the view's lock
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			mustAddCuckoo(t, m, "big", fmt.Sprint("big-", i))
-			if i%4 == 0 {
-				(memCuckoo{m}).Delete(ctx, "big", []byte(fmt.Sprint("big-", i/2)))
-			}
+	untilStop(&wg, stop, func(i int) bool { // the view's writer and these changes meet on the view's lock
+		mustAddCuckoo(t, m, "big", fmt.Sprint("big-", i))
+		if i%4 == 0 {
+			(memCuckoo{m}).Delete(ctx, "big", []byte(fmt.Sprint("big-", i/2)))
 		}
-	}()
+		return true
+	})
 	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k := fmt.Sprintf("k%d", i%8)
-				if i%2 == 1 { // every other key a cuckoo filter, with deletes
-					k = "c" + k
-					mustAddCuckoo(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
-					(memCuckoo{m}).Delete(ctx, k, []byte(fmt.Sprintf("w%d-%d-0", w, i)))
-				} else {
-					mustAdd(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
-				}
-				switch i % 50 {
-				case 17:
-					m.Rename(ctx, k, fmt.Sprintf("r%d-%d", w, i))
-				case 33:
-					m.Delete(ctx, []string{k})
-				}
+		untilStop(&wg, stop, func(i int) bool {
+			k := fmt.Sprintf("k%d", i%8)
+			if i%2 == 1 { // every other key a cuckoo filter, with deletes
+				k = "c" + k
+				mustAddCuckoo(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
+				(memCuckoo{m}).Delete(ctx, k, []byte(fmt.Sprintf("w%d-%d-0", w, i)))
+			} else {
+				mustAdd(t, m, k, nItems(fmt.Sprintf("w%d-%d-", w, i), 5)...)
 			}
-		}()
+			switch i % 50 {
+			case 17:
+				m.Rename(ctx, k, fmt.Sprintf("r%d-%d", w, i))
+			case 33:
+				m.Delete(ctx, []string{k})
+			}
+			return true
+		})
 	}
 	var last *snapCut
 	for range 5 {
