@@ -343,3 +343,56 @@ func TestScalableSharedParamsBounded(t *testing.T) {
 		t.Fatalf("%d shared parameter sets, bound %d", n, maxSharedParams)
 	}
 }
+
+// TestScalableTestMany: TestMany answers as Test item by item, on every
+// layout, before and after growth (items in old sub-filters and the
+// newest), for batches of every length around the batch size; never a
+// false negative; and a zero Scalable finds nothing.
+func TestScalableTestMany(t *testing.T) {
+	for _, layout := range []Layout{Blocked, Classic, RedisBloom} {
+		t.Run(layout.String(), func(t *testing.T) {
+			s, err := NewScalable(200, 0.01, WithLayout(layout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var items [][]byte
+			for i := range 3000 {
+				items = append(items, fmt.Appendf(nil, "q%d", i))
+			}
+			for grown := range 2 {
+				if grown == 1 {
+					for _, it := range items[:1500] {
+						if _, err := s.Add(it); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if s.NumFilters() < 3 {
+						t.Fatalf("%d sub-filters after 1500 items at capacity 200", s.NumFilters())
+					}
+				}
+				for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 3000} {
+					for _, from := range []int{0, min(1400, 3000-n), 3000 - n} {
+						got := s.TestMany(items[from:from+n], nil)
+						for i, it := range items[from : from+n] {
+							if want := s.Test(it); got[i] != want {
+								t.Fatalf("grown %d, n %d from %d: item %d TestMany %v, Test %v", grown, n, from, i, got[i], want)
+							}
+							if grown == 1 && from+i < 1500 && !got[i] {
+								t.Fatalf("false negative: %s", it)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+	s, _ := NewScalable(100, 0.01)
+	qs, dst := [][]byte{[]byte("a"), []byte("b")}, make([]bool, 2)
+	if n := testing.AllocsPerRun(100, func() { dst = s.TestMany(qs, dst) }); n != 0 {
+		t.Errorf("TestMany into a large enough dst: %v allocations", n)
+	}
+	var zero Scalable
+	if got := zero.TestMany([][]byte{[]byte("a"), nil}, []bool{true, true}); got[0] || got[1] {
+		t.Errorf("zero Scalable: %v", got)
+	}
+}

@@ -37,6 +37,7 @@ func (f *Filter) TestMany(items [][]byte, dst []bool) []bool {
 		for i, it := range batch {
 			hs[i] = Hash(it)
 		}
+		f.touch(hs[:len(batch)])
 		for i := range batch {
 			dst[off+i] = f.TestHash(hs[i])
 		}
@@ -51,3 +52,25 @@ func resize[T any](dst []T, n int) []T {
 	}
 	return dst[:n]
 }
+
+// touch reads the words of both buckets of each hash in the newest
+// sub-filter: independent loads the CPU keeps in flight together, so
+// that the tests after it find them in the cache.
+func (f *Filter) touch(hs []uint64) {
+	if f.slots == 0 || len(f.subs) == 0 {
+		return
+	}
+	s := &f.subs[len(f.subs)-1]
+	var x uint64
+	for _, h := range hs {
+		o1, o2 := f.offsets(s, keyOf(h))
+		x ^= f.word(s, o1) ^ f.word(s, o2)
+	}
+	keep(x)
+}
+
+// keep keeps x, and the loads it came from, alive: the compiler cannot
+// drop the argument of a call it does not inline.
+//
+//go:noinline
+func keep(x uint64) { _ = x }

@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 )
 
@@ -95,5 +96,29 @@ func BenchmarkTestLarge(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		f.Test(keys[(i*7)%(2*n)])
+	}
+}
+
+// TestMany on the filter of BenchmarkTestLarge, in batches of 16 (a
+// pipeline of CF.EXISTS run together by the server) and of 1024 (a
+// large CF.MEXISTS); ns/op is per item.
+func BenchmarkTestManyLarge(b *testing.B) {
+	const n = 10_000_000
+	keys := benchKeys(2 * n)
+	f := mustNew(b, n, WithBucketSize(4), WithMaxIterations(500))
+	f.AddMany(keys[:n], nil)
+	for _, batch := range []int{16, 1024} {
+		b.Run(fmt.Sprint(batch), func(b *testing.B) {
+			b.ReportAllocs()
+			dst := make([]bool, batch)
+			next := 0
+			for i := 0; i < b.N; i += batch {
+				if next+batch > len(keys) {
+					next = 0
+				}
+				f.TestMany(keys[next:next+batch], dst)
+				next += batch*7%1000 + batch
+			}
+		})
 	}
 }

@@ -235,3 +235,43 @@ func TestGrowHook(t *testing.T) {
 		t.Fatalf("accepting hook: asked %v, %d sub-filters, %d bytes", asked, f.Filters(), f.Bytes())
 	}
 }
+
+// TestTestManyMatchesTest: TestMany answers as TestHash item by item, for
+// buckets of every width (within a word, where it reads buckets ahead,
+// and wider), before and after growth, for batches of every length
+// around its batch size; and finds every item added.
+func TestTestManyMatchesTest(t *testing.T) {
+	var items [][]byte
+	for i := range 2000 {
+		items = append(items, fmt.Appendf(nil, "m%d", i))
+	}
+	for _, bs := range []uint64{1, 2, 3, 4, 8, 12} {
+		f := mustNew(t, 512, WithBucketSize(bs), WithExpansion(2))
+		for round := range 2 {
+			if round == 1 {
+				for _, st := range f.AddMany(items[:1000], nil) {
+					if st.Err() != nil {
+						t.Fatalf("bs %d: add: %v", bs, st.Err())
+					}
+				}
+				if f.Filters() < 2 {
+					t.Fatalf("bs %d: no growth", bs)
+				}
+			}
+			dst := make([]bool, 0, len(items))
+			for _, n := range []int{0, 1, 31, 32, 33, 100, 2000} {
+				for _, from := range []int{0, min(900, 2000-n), 2000 - n} {
+					dst = f.TestMany(items[from:from+n], dst)
+					for i, it := range items[from : from+n] {
+						if want := f.TestHash(Hash(it)); dst[i] != want {
+							t.Fatalf("bs %d round %d, n %d from %d: item %d TestMany %v, TestHash %v", bs, round, n, from, i, dst[i], want)
+						}
+						if round == 1 && from+i < 1000 && !dst[i] {
+							t.Fatalf("bs %d: false negative %s", bs, it)
+						}
+					}
+				}
+			}
+		}
+	}
+}

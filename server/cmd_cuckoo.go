@@ -148,17 +148,12 @@ func lowerName(name []byte) string {
 }
 
 // cmdCFExists is CF.EXISTS and CF.MEXISTS (RedisBloom tells them apart
-// by the name's fourth letter).
+// by the name's fourth letter). Their replies are BF.EXISTS's and
+// BF.MEXISTS's.
 func cmdCFExists(c *conn, args [][]byte) {
 	found := c.boolsFor(len(args) - 2)
-	if err := c.srv.cuckoo.Exists(c.ctx, c.filterKey(args[1]), args[2:], found); err != nil {
-		c.fail(err)
-		return
-	}
-	if lower(args[0], 3) == 'm' {
-		c.w.ArrayHeader(len(found))
-	}
-	c.writeBools(found)
+	err := c.srv.cuckoo.Exists(c.ctx, c.filterKey(args[1]), args[2:], found)
+	c.existsReply(found, lower(args[0], 3) == 'm', err)
 }
 
 func cmdCFCount(c *conn, args [][]byte) {

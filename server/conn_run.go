@@ -6,17 +6,37 @@ import (
 	"time"
 )
 
-// Runs: a connection served by a goroutine (conn_stream.go) whose client
-// pipelines BF.ADD or BF.MADD (or BF.EXISTS or BF.MEXISTS) on one filter
-// hands the backend those commands together when the backend takes runs
-// (the Redis backend: one lane entry, so one batch and one wakeup for the
-// lot; redisstore_batch.go), where one at a time would cost a round trip
-// and a wakeup each. A run is the commands of one kind on one key that
-// follow each other in the connection's input and are already received
-// whole: gathering never waits for input. Any other command ends the run
-// first, so replies keep the commands' order and a BF.EXISTS sees the
-// BF.ADD before it. Each command is counted, timed (the run's time split
-// evenly) and answered as it would be alone.
+// Runs: a client that pipelines commands of one kind on one filter
+// (BF.ADD or BF.MADD, BF.EXISTS or BF.MEXISTS, CF.EXISTS or CF.MEXISTS)
+// has them run together, as one call to the backend, where one at a time
+// would pay the backend's cost per call each time: a round trip and a
+// wakeup on the Redis backend (one lane entry for the lot,
+// redisstore_batch.go), the key's lock, lookup and one cache miss after
+// another on the memory backend (one Exists over all their items, whose
+// batch tests overlap the misses: docs/DESIGN.md §8, "Runs"). Both kinds of
+// connection gather them: those served by a goroutine (conn_stream.go)
+// and those of an event loop (loop_conn_linux.go).
+//
+// A run is the commands of one kind on one key that follow each other in
+// the connection's input and are already received whole: gathering never
+// waits for input. Any other command ends the run first, so replies keep
+// the commands' order and a BF.EXISTS sees the BF.ADD before it; so does
+// the end of what was received, and anything that ends the connection's
+// turn. Each command is counted, timed (the run's time split evenly),
+// tracked and answered as it would be alone. Tests run together on any
+// backend (a test changes nothing, so testing the items of several
+// commands at once answers each as it would alone); adds only on a
+// backend that takes add runs (runStore) and journals nothing (the
+// memory backend's log records each command as it ran).
+
+// runKind is what a run's commands do.
+type runKind uint8
+
+const (
+	runAdd      runKind = iota // BF.ADD, BF.MADD
+	runExists                  // BF.EXISTS, BF.MEXISTS
+	runCFExists                // CF.EXISTS, CF.MEXISTS
+)
 
 // runStore is a bloomStore that takes runs.
 type runStore interface {
@@ -37,7 +57,7 @@ const maxRun = 256
 // connRun is a connection's run being gathered: copies of its commands'
 // keys and items, since the reader's buffer moves on.
 type connRun struct {
-	kind  laneKind
+	kind  runKind
 	cmds  []*command
 	ends  []int    // per command, its items' end in spans
 	spans [][2]int // per item, its bytes in arena
@@ -54,20 +74,29 @@ type connRun struct {
 }
 
 // runnable reports whether cmd may start a run on c, and of which kind.
-func (c *conn) runnable(cmd *command) (laneKind, bool) {
-	if _, ok := c.srv.bloom.(runStore); !ok || c.tx != nil || c.srv.persist != nil {
+func (c *conn) runnable(cmd *command) (runKind, bool) {
+	kind, ok := kindOf(cmd)
+	switch {
+	case !ok || c.tx != nil:
 		return 0, false
+	case kind == runAdd:
+		_, takes := c.srv.bloom.(runStore)
+		return kind, takes && c.srv.persist == nil
+	case kind == runCFExists:
+		return kind, c.srv.cuckoo != nil
 	}
-	return runKind(cmd)
+	return kind, true
 }
 
-// runKind is the lane kind of the commands runs take.
-func runKind(cmd *command) (laneKind, bool) {
+// kindOf is the kind of run that takes cmd's calls.
+func kindOf(cmd *command) (runKind, bool) {
 	switch cmd.name {
 	case "bf.add", "bf.madd":
-		return laneAdd, true
+		return runAdd, true
 	case "bf.exists", "bf.mexists":
-		return laneExists, true
+		return runExists, true
+	case "cf.exists", "cf.mexists":
+		return runCFExists, true
 	}
 	return 0, false
 }
@@ -75,28 +104,50 @@ func runKind(cmd *command) (laneKind, bool) {
 // dispatchStream is dispatch for a connection served by a goroutine:
 // args join the run being gathered, start one, or run as usual.
 func (c *conn) dispatchStream(args [][]byte) {
-	if len(c.pipe.cmds) > 0 {
-		if c.pipe.fits(c, args) {
-			c.pipe.add(c.srv.cmds.lookup(args[0]), args)
-			if len(c.pipe.cmds) >= maxRun || !c.r.Complete() {
-				c.endRun()
-			}
-			return
-		}
-		c.endRun()
-	}
-	cmd := c.resolve(args)
-	if cmd == nil {
+	if c.joinRun(args) {
 		return
 	}
-	if kind, ok := c.runnable(cmd); ok && small(args) && c.r.Complete() {
-		c.pipe.kind = kind
-		c.pipe.arena = append(c.pipe.arena[:0], args[1]...)
-		c.pipe.key = len(args[1])
-		c.pipe.add(cmd, args)
+	cmd := c.resolve(args)
+	if cmd == nil || c.startRun(cmd, args) {
 		return
 	}
 	c.execute(cmd, args)
+}
+
+// joinRun adds args to the run being gathered, if any, when they fit,
+// and runs it when it is full or nothing whole follows in the input. It
+// reports whether args joined; if not, the run was run first.
+func (c *conn) joinRun(args [][]byte) bool {
+	r := &c.pipe
+	if len(r.cmds) == 0 {
+		return false
+	}
+	cmd := r.fits(c, args)
+	if cmd == nil {
+		c.endRun()
+		return false
+	}
+	r.add(cmd, args)
+	if len(r.cmds) >= maxRun || !c.r.Complete() {
+		c.endRun()
+	}
+	return true
+}
+
+// startRun starts a run with cmd, a command resolved on c, when it is of
+// a kind runs take, small, and followed by another whole command in the
+// input (alone, it runs as usual). It reports whether it did.
+func (c *conn) startRun(cmd *command, args [][]byte) bool {
+	kind, ok := c.runnable(cmd)
+	if !ok || !small(args) || !c.r.Complete() {
+		return false
+	}
+	r := &c.pipe
+	r.kind = kind
+	r.arena = append(r.arena[:0], args[1]...)
+	r.key = len(args[1])
+	r.add(cmd, args)
+	return true
 }
 
 // small reports whether a command of args may start a run.
@@ -108,17 +159,22 @@ func small(args [][]byte) bool {
 	return n <= ioBuffer && len(args)-2 <= batchItems
 }
 
-// fits reports whether args, a command received whole after the run's,
-// joins it: the same kind, on the same key, with the right number of
-// arguments, within the bounds.
-func (r *connRun) fits(c *conn, args [][]byte) bool {
-	cmd := c.srv.cmds.lookup(args[0])
-	if cmd == nil {
-		return false
+// fits returns the command of args, a command received whole after the
+// run's, when it joins the run: the same kind, on the same key, with the
+// right number of arguments, within the bounds; else nil.
+func (r *connRun) fits(c *conn, args [][]byte) *command {
+	cmd := c.lastCmd
+	if cmd == nil || !equalLower(args[0], cmd.name) {
+		if cmd = c.srv.cmds.lookup(args[0]); cmd == nil {
+			return nil
+		}
 	}
-	kind, ok := runKind(cmd) // of arity 3 or more: a key
-	return ok && kind == r.kind && cmd.arityOK(len(args)) && bytes.Equal(args[1], r.arena[:r.key]) &&
-		r.items+len(args)-2 <= batchItems
+	kind, ok := kindOf(cmd) // of arity 3 or more: a key
+	if !ok || kind != r.kind || !cmd.arityOK(len(args)) || !bytes.Equal(args[1], r.arena[:r.key]) ||
+		r.items+len(args)-2 > batchItems {
+		return nil
+	}
+	return cmd
 }
 
 // add appends the command cmd with args to the run.
@@ -144,11 +200,14 @@ func (c *conn) endRun() {
 	}
 	ops := r.ops(c)
 	start := c.started()
-	store := c.srv.bloom.(runStore)
-	if r.kind == laneAdd {
-		store.AddRun(c.ctx, string(r.arena[:r.key]), ops)
-	} else {
-		store.ExistsRun(c.ctx, string(r.arena[:r.key]), ops)
+	key := c.filterKey(r.arena[:r.key])
+	switch rs, takes := c.srv.bloom.(runStore); {
+	case r.kind == runAdd:
+		rs.AddRun(c.ctx, key, ops)
+	case r.kind == runExists && takes:
+		rs.ExistsRun(c.ctx, key, ops)
+	default:
+		r.existsAll(c, key, ops)
 	}
 	c.clock = time.Since(c.srv.started)
 	per := uint64(c.clock-start) / uint64(n)
@@ -160,7 +219,7 @@ func (c *conn) endRun() {
 		case "bf.madd":
 			c.addManyReply(o.res, o.n, o.err)
 		default:
-			c.existsReply(o.found, cmd.name == "bf.mexists", o.err)
+			c.existsReply(o.found, cmd.name[3] == 'm', o.err) // bf.mexists, cf.mexists
 		}
 		count := &c.shard.cmds[cmd.idx]
 		count.observe(per)
@@ -173,7 +232,23 @@ func (c *conn) endRun() {
 		}
 		c.shard.processed.Add(1)
 	}
+	c.lastCmd = r.cmds[n-1]
 	r.reset()
+}
+
+// existsAll tests the items of all the run's commands in one call to the
+// backend's Exists, each command answered with its own items' results
+// (or the call's error).
+func (r *connRun) existsAll(c *conn, key string, ops []*batchOp) {
+	var err error
+	if r.kind == runCFExists {
+		err = c.srv.cuckoo.Exists(c.ctx, key, r.argv, r.found)
+	} else {
+		err = c.srv.bloom.Exists(c.ctx, key, r.argv, r.found)
+	}
+	for _, o := range ops {
+		o.err = err
+	}
 }
 
 // ops makes the run's commands into the backend's batchOps, in the
@@ -190,7 +265,7 @@ func (r *connRun) ops(c *conn) []*batchOp {
 	for i, to := range r.ends {
 		o := &r.opsBuf[i]
 		*o = batchOp{items: r.argv[from:to]}
-		if r.kind == laneAdd {
+		if r.kind == runAdd {
 			o.create, o.res = c.defaultCreate(), r.res[from:to]
 		} else {
 			o.found = r.found[from:to]

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bloomery/bloom/internal/resp"
@@ -113,6 +114,83 @@ func BenchmarkDispatch(b *testing.B) {
 					c.flush()
 				}
 			}
+		})
+	}
+}
+
+// runCases are pipelines of 16 commands that run together (conn_run.go).
+var runCases = []struct {
+	name string
+	cmd  string
+}{
+	{"BF.EXISTS", "BF.EXISTS bf"},
+	{"CF.EXISTS", "CF.EXISTS cf"},
+}
+
+// pipeline16 is the RESP of 16 commands cmd … item, items from i.
+func pipeline16(cmd string, i int) []byte {
+	var b []byte
+	for j := range 16 {
+		b = append(b, encodeCommand(append(strings.Fields(cmd), strconv.Itoa(i+j))...)...)
+	}
+	return b
+}
+
+// runPipeline reads the pipeline p into c's input and serves it as a
+// connection does, runs and all, then flushes the replies.
+func runPipeline(c *conn, in *resp.Buffer, p []byte, args [][]byte) [][]byte {
+	copy(in.Space(len(p)), p)
+	in.Commit(len(p))
+	for c.r.Complete() {
+		args, _ = c.r.ReadCommand(args)
+		c.dispatchStream(args)
+	}
+	c.endRun()
+	c.flush()
+	return args
+}
+
+// TestRunAllocs: a pipelined run of tests allocates nothing per command.
+func TestRunAllocs(t *testing.T) {
+	onePath(t)
+	c := dispatchConn(t)
+	var in resp.Buffer
+	c.r = resp.NewBufferReader(&in, c.srv.cfg.Limits)
+	for _, rc := range runCases {
+		p := pipeline16(rc.cmd, 0)
+		var args [][]byte
+		args = runPipeline(c, &in, p, args)
+		if allocs := testing.AllocsPerRun(100, func() { args = runPipeline(c, &in, p, args) }); allocs != 0 {
+			t.Errorf("%s: %.2f allocations per 16 pipelined commands", rc.name, allocs)
+		}
+		if n := c.shard.cmds[c.srv.cmds.lookup([]byte(strings.Fields(rc.cmd)[0])).idx].calls.Load(); n != 102*16 {
+			// One pipeline before, one AllocsPerRun's warm-up, 100 runs.
+			t.Errorf("%s: %d calls counted, want %d", rc.name, n, 102*16)
+		}
+	}
+}
+
+// BenchmarkRuns serves pipelines of 16 tests on one filter (dispatchConn's,
+// sized for a million items: in the caches), each a run; ns/command is per
+// command.
+func BenchmarkRuns(b *testing.B) {
+	for _, rc := range runCases {
+		b.Run(rc.name, func(b *testing.B) {
+			c := dispatchConn(b)
+			var in resp.Buffer
+			c.r = resp.NewBufferReader(&in, c.srv.cfg.Limits)
+			ps := make([][]byte, 256)
+			for i := range ps {
+				ps[i] = pipeline16(rc.cmd, 16*i)
+			}
+			var args [][]byte
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				args = runPipeline(c, &in, ps[i%len(ps)], args)
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(16*i), "ns/command")
 		})
 	}
 }

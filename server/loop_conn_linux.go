@@ -156,7 +156,9 @@ func (l *eventLoop) receive(lc *loopConn) {
 }
 
 // process runs lc's whole commands, until one runs off the loop or its
-// replies are enough for one turn.
+// replies are enough for one turn. Pipelined commands of one kind on one
+// filter run together (conn_run.go); a run pending when the turn ends is
+// run first.
 func (l *eventLoop) process(lc *loopConn) {
 	if lc.busy || lc.closed {
 		return
@@ -166,10 +168,12 @@ func (l *eventLoop) process(lc *loopConn) {
 	defer l.queueFlush(lc)
 	for !c.quit {
 		if c.w.Buffered() >= loopBatch {
+			c.endRun()
 			l.queueAgain(lc) // after this turn's replies are sent
 			return
 		}
 		if lc.pending() >= loopBacklog {
+			c.endRun()
 			lc.stalled = true // until send drains the replies
 			return
 		}
@@ -179,17 +183,22 @@ func (l *eventLoop) process(lc *loopConn) {
 		args, err := c.r.ReadCommand(lc.args)
 		lc.args = args
 		if err != nil {
+			c.endRun()
 			c.ended(err)
 			c.quit = true
 			return
 		}
 		if l.srv.closing.Load() {
+			c.endRun()
 			c.error("ERR server is shutting down")
 			c.quit = true
 			return
 		}
+		if c.joinRun(args) {
+			continue
+		}
 		cmd := c.resolve(args)
-		if cmd == nil {
+		if cmd == nil || c.startRun(cmd, args) {
 			continue
 		}
 		if c.slowCall(cmd, args) {
@@ -198,6 +207,7 @@ func (l *eventLoop) process(lc *loopConn) {
 		}
 		c.execute(cmd, args)
 	}
+	c.endRun() // a no-op: a run ends with the input received
 	if lc.in.Len() == 0 {
 		clear(lc.args[:cap(lc.args)]) // they point into the buffer
 		lc.in.Release(loopKeep)

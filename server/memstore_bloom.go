@@ -193,9 +193,13 @@ func filterError(err error) replyError {
 
 func (m *memstore) Exists(_ context.Context, key string, items [][]byte, found []bool) error {
 	defer m.ks.lockKey(key).Unlock()
-	e := m.ks.get(key)
-	for i, item := range items {
-		found[i] = e != nil && e.filter != nil && e.filter.Test(item) // another type finds nothing
+	switch e := m.ks.get(key); {
+	case e == nil || e.filter == nil: // missing, or another type: nothing is found
+		clear(found)
+	case len(items) == 1:
+		found[0] = e.filter.Test(items[0])
+	default:
+		e.filter.TestMany(items, found) // a run's items, or BF.MEXISTS's, in batches
 	}
 	return nil
 }
