@@ -22,18 +22,40 @@ func (f *Filter) AddMany(items [][]byte) int {
 
 // TestMany tests every item and returns the results in dst, resized to
 // len(items) (a nil dst is allocated). It is faster per item than Test on
-// filters larger than the CPU caches.
+// filters larger than the CPU caches: it hashes the items in batches and
+// requests each batch's blocks while it tests the batch before, so that
+// the blocks' cache misses overlap with each other and with the work.
 func (f *Filter) TestMany(items [][]byte, dst []bool) []bool {
 	dst = resize(dst, len(items))
-	var hs [batchSize]Hash
-	for off := 0; off < len(items); off += batchSize {
-		n := min(len(items)-off, batchSize)
-		for i, it := range items[off : off+n] {
-			hs[i] = f.Hash(it)
+	if f.mode == modeOther {
+		for i, it := range items {
+			dst[i] = f.TestHash(f.Hash(it))
 		}
-		f.TestHashes(hs[:n], dst[off:off+n])
+		return dst
+	}
+	var hs [2][batchSize]Hash
+	var first [2][batchSize]uint64
+	n := f.hashBatch(items, &hs[0])
+	f.touch(hs[0][:n], &first[0])
+	for off, b := 0, 0; off < len(items); off, b = off+n, b^1 {
+		n = min(len(items)-off, batchSize)
+		if next := items[off+n:]; len(next) > 0 {
+			m := f.hashBatch(next, &hs[b^1])
+			f.touch(hs[b^1][:m], &first[b^1])
+		}
+		f.testTouched(hs[b][:n], &first[b], dst[off:off+n])
 	}
 	return dst
+}
+
+// hashBatch hashes the first batchSize items (or all, if fewer) into hs
+// and returns how many.
+func (f *Filter) hashBatch(items [][]byte, hs *[batchSize]Hash) int {
+	n := min(len(items), batchSize)
+	for i, it := range items[:n] {
+		hs[i] = f.Hash(it)
+	}
+	return n
 }
 
 // AddHashes adds items by their hashes and returns how many were new.
@@ -82,31 +104,36 @@ func (f *Filter) TestHashes(hs []Hash, dst []bool) {
 	for off := 0; off < len(hs); off += batchSize {
 		n := min(len(hs)-off, batchSize)
 		f.touch(hs[off:off+n], &first)
-		out := dst[off : off+n]
-		switch f.mode {
-		case modeBlockedVec7:
-			for i, h := range hs[off : off+n] {
-				out[i] = testBlockVec7(f.block(h), h.H2, f.k)
-			}
-			continue
-		case modeBlockedVec14:
-			for i, h := range hs[off : off+n] {
-				out[i] = testBlockVec14(f.block(h), h.H1, h.H2, f.k)
-			}
-			continue
+		f.testTouched(hs[off:off+n], &first, dst[off:off+n])
+	}
+}
+
+// testTouched tests a batch of at most batchSize hashes whose first
+// probes' words touch loaded into first; out has len(hs) elements.
+func (f *Filter) testTouched(hs []Hash, first *[batchSize]uint64, out []bool) {
+	switch f.mode {
+	case modeBlockedVec7:
+		for i, h := range hs {
+			out[i] = testBlockVec7(f.block(h), h.H2, f.k)
 		}
-		if f.k <= fieldsPerWord {
-			for i, h := range hs[off : off+n] {
-				// The first probe's word was loaded by touch.
-				miss := uint64(1)<<(h.H2&63)&^first[i] | missing(f.block(h), h.H2>>9, f.k-1)
-				out[i] = miss == 0
-			}
-			continue
+		return
+	case modeBlockedVec14:
+		for i, h := range hs {
+			out[i] = testBlockVec14(f.block(h), h.H1, h.H2, f.k)
 		}
-		for i, h := range hs[off : off+n] {
+		return
+	}
+	if f.k <= fieldsPerWord {
+		for i, h := range hs {
 			// The first probe's word was loaded by touch.
-			out[i] = uint64(1)<<(h.H2&63)&^first[i] == 0 && f.testBlocked(h)
+			miss := uint64(1)<<(h.H2&63)&^first[i] | missing(f.block(h), h.H2>>9, f.k-1)
+			out[i] = miss == 0
 		}
+		return
+	}
+	for i, h := range hs {
+		// The first probe's word was loaded by touch.
+		out[i] = uint64(1)<<(h.H2&63)&^first[i] == 0 && f.testBlocked(h)
 	}
 }
 
