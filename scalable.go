@@ -203,35 +203,32 @@ func (s *Scalable) TestHash(h Hash) bool {
 	return false
 }
 
-// TestMany tests every item, as Test would one after the other, and
-// returns the results in dst, resized to len(items) (a nil dst is
-// allocated). The newest sub-filter tests the items in batches
-// (Filter.TestMany: faster per item on filters larger than the CPU
-// caches); the older ones test only the items it does not hold.
+// TestMany tests every item and returns the results in dst, resized to
+// len(items) (a nil dst is allocated): the results of Test, item by item,
+// on the sub-filters there are when it starts (items that concurrent Adds
+// insert meanwhile may or may not be found). The newest sub-filter tests
+// every item with Filter.TestMany (batches whose blocks are requested
+// ahead: faster per item on filters larger than the CPU caches); the older
+// ones, only the items it does not hold.
 func (s *Scalable) TestMany(items [][]byte, dst []bool) []bool {
-	dst = resize(dst, len(items))
 	if s.first.nw == 0 { // a zero Scalable, before UnmarshalBinary
+		dst = resize(dst, len(items))
 		clear(dst)
 		return dst
 	}
 	c := s.chain.Load()
-	var hs [batchSize]Hash
-	for off := 0; off < len(items); off += batchSize {
-		n := min(len(items)-off, batchSize)
-		out := dst[off : off+n]
-		for i, it := range items[off : off+n] {
-			hs[i] = s.hash(it)
-		}
-		if c == nil {
-			s.first.TestHashes(hs[:n], out)
+	if c == nil {
+		return s.first.TestMany(items, dst)
+	}
+	fs := *c
+	dst = fs[len(fs)-1].TestMany(items, dst) // the sub-filters share one hash (s.hash)
+	for i, it := range items {
+		if dst[i] {
 			continue
 		}
-		fs := *c
-		fs[len(fs)-1].TestHashes(hs[:n], out)
-		for i := range out {
-			for j := len(fs) - 2; j >= 0 && !out[i]; j-- {
-				out[i] = fs[j].TestHash(hs[i])
-			}
+		h := s.hash(it)
+		for j := len(fs) - 2; j >= 0 && !dst[i]; j-- {
+			dst[i] = fs[j].TestHash(h)
 		}
 	}
 	return dst

@@ -31,6 +31,10 @@ func (f *Filter) AddUniqueMany(items [][]byte, dst []Status) []Status {
 // items in batches before reading their buckets.
 func (f *Filter) TestMany(items [][]byte, dst []bool) []bool {
 	dst = resize(dst, len(items))
+	if len(items) == 1 { // CF.EXISTS: nothing to overlap
+		dst[0] = f.TestHash(Hash(items[0]))
+		return dst
+	}
 	var hs [batchSize]uint64
 	for off := 0; off < len(items); off += batchSize {
 		batch := items[off:min(off+batchSize, len(items))]

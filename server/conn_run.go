@@ -24,8 +24,9 @@ import (
 // the end of what was received, and anything that ends the connection's
 // turn. Each command is counted, timed (the run's time split evenly),
 // tracked and answered as it would be alone. Tests run together on any
-// backend (a test changes nothing, so testing the items of several
-// commands at once answers each as it would alone); adds only on a
+// backend (a test changes no filter, so testing the items of several
+// commands at once answers each as it would alone; a key whose time has
+// passed is deleted by the first, and the rest find nothing, as alone); adds only on a
 // backend that takes add runs (runStore) and journals nothing (the
 // memory backend's log records each command as it ran).
 
@@ -47,12 +48,15 @@ type runStore interface {
 	ExistsRun(ctx context.Context, key string, ops []*batchOp)
 }
 
-// maxRun bounds the commands of a run. Its items are bounded by
-// batchItems, and its copies by twice the read buffer: a run starts with
-// a small command (at most ioBuffer bytes of arguments, else it runs as
-// usual), and the commands that join it were whole in the read buffer
-// after it.
-const maxRun = 256
+// Bounds of a run: maxRun commands, batchItems items, and maxRunBytes
+// bytes of copies (its key and items). A command larger than ioBuffer
+// does not start a run, and one that would take the copies past
+// maxRunBytes does not join one (an event loop's input holds whole
+// commands of any size, up to the query buffer limit).
+const (
+	maxRun      = 256
+	maxRunBytes = 2 * ioBuffer
+)
 
 // connRun is a connection's run being gathered: copies of its commands'
 // keys and items, since the reader's buffer moves on.
@@ -174,6 +178,12 @@ func (r *connRun) fits(c *conn, args [][]byte) *command {
 		r.items+len(args)-2 > batchItems {
 		return nil
 	}
+	size := len(r.arena)
+	for _, it := range args[2:] {
+		if size += len(it); size > maxRunBytes {
+			return nil
+		}
+	}
 	return cmd
 }
 
@@ -202,7 +212,7 @@ func (c *conn) endRun() {
 	start := c.started()
 	key := c.filterKey(r.arena[:r.key])
 	switch rs, takes := c.srv.bloom.(runStore); {
-	case r.kind == runAdd:
+	case r.kind == runAdd: // started only on a runStore (runnable)
 		rs.AddRun(c.ctx, key, ops)
 	case r.kind == runExists && takes:
 		rs.ExistsRun(c.ctx, key, ops)
@@ -211,6 +221,10 @@ func (c *conn) endRun() {
 	}
 	c.clock = time.Since(c.srv.started)
 	per := uint64(c.clock-start) / uint64(n)
+	var keyArgs [][]byte // what afterCommand reads of a command's args: its key
+	if c.srv.track.active.Load() != 0 {
+		keyArgs = [][]byte{nil, r.arena[:r.key]}
+	}
 	for i, cmd := range r.cmds {
 		errs := c.errs
 		switch o := ops[i]; cmd.name {
@@ -227,8 +241,8 @@ func (c *conn) endRun() {
 		if c.errs != errs {
 			count.errors.Add(1)
 		}
-		if c.srv.track.active.Load() != 0 {
-			c.afterCommand(cmd, [][]byte{nil, r.arena[:r.key]}) // the key is all it reads of args
+		if keyArgs != nil {
+			c.afterCommand(cmd, keyArgs)
 		}
 		c.shard.processed.Add(1)
 	}

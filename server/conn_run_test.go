@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bloomery/bloom/internal/redistest"
+	"github.com/bloomery/bloom/internal/resp"
 )
 
 // Runs (conn_run.go) must be invisible but for speed: a pipeline answers
@@ -71,6 +74,33 @@ func runCommand(rng *rand.Rand, prefix string) [][]string {
 	return one("BF.EXISTS", prefix+"missing", item())
 }
 
+// bigRunCommands are runs of BF.MEXISTS and CF.MEXISTS of 200 items
+// each, alternating keys, broken by runs of single tests: about 150 KiB
+// of replies, after one large command.
+func bigRunCommands(rng *rand.Rand) [][][]string {
+	// First a command of 1 MiB: the event loop's input buffer grows to
+	// hold it, and later reads may take more than 64 KiB of commands at
+	// once, whose replies end the connection's turn with a run pending.
+	cmds := [][][]string{{{"BF.EXISTS", "b", strings.Repeat("y", 1<<20)}}}
+	for g := range 60 {
+		verb, key := "BF.MEXISTS", []string{"b", "b2"}[g%2]
+		if g%3 == 2 {
+			verb, key = "CF.MEXISTS", "c"
+		}
+		for range 3 {
+			args := []string{verb, key}
+			for range 200 {
+				args = append(args, "x"+strconv.Itoa(rng.IntN(80)))
+			}
+			cmds = append(cmds, [][]string{args})
+		}
+		for range 5 {
+			cmds = append(cmds, [][]string{{"BF.EXISTS", key, "x" + strconv.Itoa(rng.IntN(80))}})
+		}
+	}
+	return cmds
+}
+
 // TestRunsSameAsAlone: random pipelines (some long enough to arrive in
 // several reads, so that runs meet the end of the input) answer byte for
 // byte as the same commands sent one at a time and each reply read
@@ -96,6 +126,9 @@ func TestRunsSameAsAlone(t *testing.T) {
 					var cmds [][][]string
 					for range n {
 						cmds = append(cmds, runCommand(rng, ""))
+					}
+					if round%10 == 4 { // over 64 KiB of replies: turns of the event loop end between runs
+						cmds = bigRunCommands(rng)
 					}
 					before := commandCounts(srv)
 					var sent strings.Builder
@@ -227,5 +260,123 @@ func TestRunOnExpiredKey(t *testing.T) {
 		if got := c.do("EXISTS", "b", "c"); got != rawInt(0) {
 			t.Fatalf("EXISTS b c after the runs: %q", got)
 		}
+	}
+}
+
+// countedBloom and countedCuckoo count the calls to their store's Exists.
+type countedBloom struct {
+	bloomStore
+	calls *atomic.Int64
+}
+
+func (s countedBloom) Exists(ctx context.Context, key string, items [][]byte, found []bool) error {
+	s.calls.Add(1)
+	return s.bloomStore.Exists(ctx, key, items, found)
+}
+
+type countedCuckoo struct {
+	cuckooStore
+	calls *atomic.Int64
+}
+
+func (s countedCuckoo) Exists(ctx context.Context, key string, items [][]byte, found []bool) error {
+	s.calls.Add(1)
+	return s.cuckooStore.Exists(ctx, key, items, found)
+}
+
+// TestRunsForm: on the memory backend, served by an event loop or by
+// goroutines, 200 pipelined BF.EXISTS on one filter (then 200 CF.EXISTS)
+// reach the store in a handful of calls, not 200, and answer in order;
+// a run stops at maxRun commands and at batchItems items.
+func TestRunsForm(t *testing.T) {
+	for _, cfg := range []Config{{}, {GoroutinePerConn: true}} {
+		var bf, cf atomic.Int64
+		_, addr := startServerTuned(t, cfg, func(s *Server) {
+			s.bloom = countedBloom{s.bloom, &bf}
+			s.cuckoo = countedCuckoo{s.cuckoo, &cf}
+		})
+		c := dialRaw(t, addr)
+		c.do("BF.MADD", "b", "i0", "i1", "i2")
+		c.do("CF.INSERT", "c", "ITEMS", "i0", "i1", "i2")
+		for _, tc := range []struct {
+			verb    string
+			calls   *atomic.Int64
+			n, most int64
+		}{
+			{"BF.EXISTS", &bf, 200, 4}, {"CF.EXISTS", &cf, 200, 4},
+			{"BF.EXISTS", &bf, 600, 8}, // more than maxRun: at least three runs
+		} {
+			var sent strings.Builder
+			for i := range tc.n {
+				sent.WriteString(encodeCommand(tc.verb, strings.ToLower(tc.verb[:2])[:1], "i"+strconv.FormatInt(i%5, 10)))
+			}
+			before := tc.calls.Load()
+			c.send(sent.String())
+			for i := range tc.n {
+				want := rawInt(map[bool]int64{true: 1}[i%5 < 3])
+				if got := c.reply(); got != want {
+					t.Fatalf("GoroutinePerConn %v, %s %d: %q, want %q", cfg.GoroutinePerConn, tc.verb, i, got, want)
+				}
+			}
+			calls := tc.calls.Load() - before
+			if calls < (tc.n+maxRun-1)/maxRun || calls > tc.most {
+				t.Errorf("GoroutinePerConn %v: %d pipelined %s took %d calls of the store, want %d to %d",
+					cfg.GoroutinePerConn, tc.n, tc.verb, calls, (tc.n+maxRun-1)/maxRun, tc.most)
+			}
+		}
+		// Large BF.MEXISTS: batchItems bounds a run's items, and
+		// maxRunBytes its copies (items of 4 KiB: at most 8 a run).
+		var sent strings.Builder
+		items := []string{"BF.MEXISTS", "b"}
+		for i := range 400 {
+			items = append(items, "i"+strconv.Itoa(i))
+		}
+		for range 10 {
+			sent.WriteString(encodeCommand(items...))
+		}
+		big := strings.Repeat("x", 4096)
+		for range 40 {
+			sent.WriteString(encodeCommand("BF.EXISTS", "b", big))
+		}
+		before := bf.Load()
+		c.send(sent.String())
+		for range 10 {
+			if got := c.reply(); !strings.HasPrefix(got, "*400\r\n:1\r\n:1\r\n:1\r\n:0\r\n") {
+				t.Fatalf("BF.MEXISTS of 400: %q", truncate(got, 40))
+			}
+		}
+		for range 40 {
+			if got := c.reply(); got != rawInt(0) {
+				t.Fatalf("BF.EXISTS of 4 KiB: %q", got)
+			}
+		}
+		if calls := bf.Load() - before; calls < 5+5 || calls > 30 {
+			t.Errorf("GoroutinePerConn %v: 10 BF.MEXISTS of 400 and 40 BF.EXISTS of 4 KiB took %d calls, want 10 to 30",
+				cfg.GoroutinePerConn, calls)
+		}
+	}
+}
+
+// TestRunBytesBound: commands already whole in the input join a run only
+// while its copies stay within maxRunBytes, however much input is
+// buffered (an event loop's input holds whole commands of any size).
+func TestRunBytesBound(t *testing.T) {
+	c := dispatchConn(t)
+	var calls atomic.Int64
+	c.srv.bloom = countedBloom{c.srv.bloom, &calls}
+	var in resp.Buffer
+	c.r = resp.NewBufferReader(&in, c.srv.cfg.Limits)
+	item := strings.Repeat("x", 4096)
+	var p []byte
+	for range 40 {
+		p = append(p, encodeCommand("BF.EXISTS", "bf", item)...)
+	}
+	runPipeline(c, &in, p, nil)
+	// A run holds the key and 7 items of 4 KiB (8 would pass 32 KiB).
+	if got, want := calls.Load(), int64((40+6)/7); got != want {
+		t.Errorf("40 buffered BF.EXISTS of 4 KiB: %d runs, want %d", got, want)
+	}
+	if cap(c.pipe.arena) > 2*maxRunBytes {
+		t.Errorf("the run's arena grew to %d bytes", cap(c.pipe.arena))
 	}
 }

@@ -15,7 +15,7 @@ import (
 // Config.GoroutinePerConn. The goroutine reads a command, runs it and
 // writes the reply into the buffer, which is flushed when no pipelined
 // command is waiting, so a pipeline costs one write. Pipelined BF
-// commands on one filter may run together (conn_run.go).
+// and CF commands on one filter may run together (conn_run.go).
 
 // ioBuffer is the size of the read buffer.
 const ioBuffer = 16 << 10

@@ -172,7 +172,7 @@ func (l *eventLoop) process(lc *loopConn) {
 			l.queueAgain(lc) // after this turn's replies are sent
 			return
 		}
-		if lc.pending() >= loopBacklog {
+		if lc.pending() >= loopBacklog { // as on entry: pending moves only in send
 			c.endRun()
 			lc.stalled = true // until send drains the replies
 			return
