@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -394,5 +395,62 @@ func TestScalableTestMany(t *testing.T) {
 	var zero Scalable
 	if got := zero.TestMany([][]byte{[]byte("a"), nil}, []bool{true, true}); got[0] || got[1] {
 		t.Errorf("zero Scalable: %v", got)
+	}
+}
+
+// TestScalableTestManyConcurrent: TestMany on a concurrent filter that
+// grows under four writers finds every item whose Add returned before
+// the call (no false negative across growth), in every layout.
+func TestScalableTestManyConcurrent(t *testing.T) {
+	for _, layout := range []Layout{Blocked, RedisBloom} {
+		t.Run(layout.String(), func(t *testing.T) {
+			s, err := NewScalable(500, 0.01, WithConcurrent(), WithLayout(layout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const writers, per = 4, 4000
+			var done [writers]atomic.Int64 // items 0…done-1 of writer w are added
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for i := range per {
+						if _, err := s.AddString(fmt.Sprintf("w%d-%d", w, i)); err != nil {
+							t.Error(err)
+							return
+						}
+						done[w].Store(int64(i + 1))
+					}
+				})
+			}
+			wg.Go(func() {
+				var items [][]byte
+				var dst []bool
+				for round := 0; ; round++ {
+					items = items[:0]
+					finished := true
+					for w := range writers {
+						n := done[w].Load()
+						finished = finished && n == per
+						for i := max(0, n-100); i < n; i++ {
+							items = append(items, fmt.Appendf(nil, "w%d-%d", w, i))
+						}
+					}
+					dst = s.TestMany(items, dst)
+					for i, ok := range dst {
+						if !ok {
+							t.Errorf("round %d: false negative for %s, added before the call", round, items[i])
+							return
+						}
+					}
+					if finished {
+						return
+					}
+				}
+			})
+			wg.Wait()
+			if s.NumFilters() < 4 {
+				t.Errorf("%d sub-filters: the test did not reach growth", s.NumFilters())
+			}
+		})
 	}
 }
