@@ -104,20 +104,13 @@ func checkScalableConcurrent(t *testing.T, layout Layout) {
 	}
 	const writers, per = 4, 5000
 	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			for i := range per {
-				if _, err := s.AddString(fmt.Sprintf("w%d-%d", w, i)); err != nil {
-					t.Error(err)
-					return
-				}
-				if !s.TestString(fmt.Sprintf("w%d-%d", w, i)) {
-					t.Errorf("false negative right after add: w%d-%d", w, i)
-					return
-				}
-			}
-		})
-	}
+	scalableWriters(t, &wg, s, writers, per, func(w, i int) bool {
+		if !s.TestString(fmt.Sprintf("w%d-%d", w, i)) {
+			t.Errorf("false negative right after add: w%d-%d", w, i)
+			return false
+		}
+		return true
+	})
 	wg.Go(func() { // a reader during growth
 		for range 20000 {
 			s.TestString("w0-0")
@@ -411,17 +404,7 @@ func TestScalableTestManyConcurrent(t *testing.T) {
 			const writers, per = 4, 4000
 			var done [writers]atomic.Int64 // items 0…done-1 of writer w are added
 			var wg sync.WaitGroup
-			for w := range writers {
-				wg.Go(func() {
-					for i := range per {
-						if _, err := s.AddString(fmt.Sprintf("w%d-%d", w, i)); err != nil {
-							t.Error(err)
-							return
-						}
-						done[w].Store(int64(i + 1))
-					}
-				})
-			}
+			scalableWriters(t, &wg, s, writers, per, func(w, i int) bool { done[w].Store(int64(i + 1)); return true })
 			wg.Go(func() {
 				var items [][]byte
 				var dst []bool
@@ -450,6 +433,25 @@ func TestScalableTestManyConcurrent(t *testing.T) {
 			wg.Wait()
 			if s.NumFilters() < 4 {
 				t.Errorf("%d sub-filters: the test did not reach growth", s.NumFilters())
+			}
+		})
+	}
+}
+
+// scalableWriters starts writers goroutines in wg, writer w adding the
+// items "w<w>-<i>" for i < per to s, calling added(w, i) after each
+// (false: stop).
+func scalableWriters(t *testing.T, wg *sync.WaitGroup, s *Scalable, writers, per int, added func(w, i int) bool) {
+	for w := range writers {
+		wg.Go(func() {
+			for i := range per {
+				if _, err := s.AddString(fmt.Sprintf("w%d-%d", w, i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if !added(w, i) {
+					return
+				}
 			}
 		})
 	}
