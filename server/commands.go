@@ -150,13 +150,20 @@ func (c *conn) resolve(args [][]byte) *command {
 	return cmd
 }
 
-// check is resolve outside a transaction.
-func (c *conn) check(args [][]byte) *command {
+// lookup returns the command called name (nil: none), the connection's
+// last one when it is the same: pipelines repeat a command.
+func (c *conn) lookup(name []byte) *command {
 	cmd := c.lastCmd
-	if cmd == nil || !equalLower(args[0], cmd.name) {
-		cmd = c.srv.cmds.lookup(args[0])
+	if cmd == nil || !equalLower(name, cmd.name) {
+		cmd = c.srv.cmds.lookup(name)
 		c.lastCmd = cmd
 	}
+	return cmd
+}
+
+// check is resolve outside a transaction.
+func (c *conn) check(args [][]byte) *command {
+	cmd := c.lookup(args[0])
 	if cmd == nil {
 		c.unknownCommand(args)
 		return nil

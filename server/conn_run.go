@@ -167,11 +167,9 @@ func small(args [][]byte) bool {
 // run's, when it joins the run: the same kind, on the same key, with the
 // right number of arguments, within the bounds; else nil.
 func (r *connRun) fits(c *conn, args [][]byte) *command {
-	cmd := c.lastCmd
-	if cmd == nil || !equalLower(args[0], cmd.name) {
-		if cmd = c.srv.cmds.lookup(args[0]); cmd == nil {
-			return nil
-		}
+	cmd := c.lookup(args[0])
+	if cmd == nil {
+		return nil
 	}
 	kind, ok := kindOf(cmd) // of arity 3 or more: a key
 	if !ok || kind != r.kind || !cmd.arityOK(len(args)) || !bytes.Equal(args[1], r.arena[:r.key]) ||
@@ -246,7 +244,6 @@ func (c *conn) endRun() {
 		}
 		c.shard.processed.Add(1)
 	}
-	c.lastCmd = r.cmds[n-1]
 	r.reset()
 }
 

@@ -9,27 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomery/bloom/internal/redistest"
 	"github.com/bloomery/bloom/internal/resp"
 )
 
 // Runs (conn_run.go) must be invisible but for speed: a pipeline answers
 // byte for byte as the same commands sent one at a time, counts each
 // command, and tracks the keys it reads.
-
-// runServers are the configurations that gather runs: event loops and
-// goroutines on the memory backend, and the Redis backend.
-func runServers(t *testing.T) map[string]func(t *testing.T) (*Server, string) {
-	return map[string]func(t *testing.T) (*Server, string){
-		"event loops": func(t *testing.T) (*Server, string) { return startServer(t, Config{Dir: t.TempDir()}) },
-		"goroutine per conn": func(t *testing.T) (*Server, string) {
-			return startServer(t, Config{Dir: t.TempDir(), GoroutinePerConn: true})
-		},
-		"redis backend": func(t *testing.T) (*Server, string) {
-			return startServer(t, Config{Backend: "redis://" + redistest.Start(t).Addr()})
-		},
-	}
-}
 
 // runCommand is a random command for TestRunsSameAsAlone, on keys under
 // prefix: mostly tests and adds of Bloom and cuckoo filters on a few
@@ -108,7 +93,7 @@ func bigRunCommands(rng *rand.Rand) [][][]string {
 // and every command is counted once, as a call (and an error when it is
 // one).
 func TestRunsSameAsAlone(t *testing.T) {
-	for name, start := range runServers(t) {
+	for name, start := range serverKinds(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv, addr := start(t)
@@ -206,7 +191,7 @@ func commandCounts(srv *Server) map[string]counts {
 // tracked as each command alone would track them: another client's
 // write brings the invalidation.
 func TestRunTracksItsKeys(t *testing.T) {
-	for name, start := range runServers(t) {
+	for name, start := range serverKinds(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			_, addr := start(t)

@@ -21,17 +21,16 @@ func invalidation(key string) string {
 
 const invalidateAll = ">2\r\n$10\r\ninvalidate\r\n_\r\n"
 
-// trackingServers are the configurations tracking must work in.
-func trackingServers(t *testing.T) map[string]func(t *testing.T) string {
-	return map[string]func(t *testing.T) string{
-		"event loops": func(t *testing.T) string { _, a := startServer(t, Config{}); return a },
-		"goroutine per conn": func(t *testing.T) string {
-			_, a := startServer(t, Config{GoroutinePerConn: true})
-			return a
-		},
-		"redis backend": func(t *testing.T) string {
-			_, a := startServer(t, Config{Backend: "redis://" + redistest.Start(t).Addr()})
-			return a
+// serverKinds are the ways a connection is served, each a server to
+// start: event loops and goroutines on the memory backend, and the Redis
+// backend. Tracking and pipelined runs (conn_run_test.go) must work in
+// each.
+func serverKinds(t *testing.T) map[string]func(t *testing.T) (*Server, string) {
+	return map[string]func(t *testing.T) (*Server, string){
+		"event loops":        func(t *testing.T) (*Server, string) { return startServer(t, Config{}) },
+		"goroutine per conn": func(t *testing.T) (*Server, string) { return startServer(t, Config{GoroutinePerConn: true}) },
+		"redis backend": func(t *testing.T) (*Server, string) {
+			return startServer(t, Config{Backend: "redis://" + redistest.Start(t).Addr()})
 		},
 	}
 }
@@ -51,10 +50,10 @@ func resp3(t *testing.T, addr string) *rawConn {
 // event-loop one in epoll), once per read; a BCAST client gets every key
 // under its prefix; FLUSHALL reaches every tracking client.
 func TestTrackingAcrossConnections(t *testing.T) {
-	for name, start := range trackingServers(t) {
+	for name, start := range serverKinds(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			addr := start(t)
+			_, addr := start(t)
 			reader, bcast, writer := resp3(t, addr), resp3(t, addr), dialRaw(t, addr)
 			reader.do("CLIENT", "TRACKING", "ON")
 			bcast.do("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "user:")
@@ -101,10 +100,10 @@ func TestTrackingAcrossConnections(t *testing.T) {
 // TestTrackingOptInCachedRead is what rueidis does for a cached read, and
 // another client's write then.
 func TestTrackingOptInCachedRead(t *testing.T) {
-	for name, start := range trackingServers(t) {
+	for name, start := range serverKinds(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			addr := start(t)
+			_, addr := start(t)
 			c, writer := resp3(t, addr), dialRaw(t, addr)
 			c.do("CLIENT", "TRACKING", "ON", "OPTIN")
 			c.do("BF.EXISTS", "k", "a") // not cached: no CACHING YES
