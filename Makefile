@@ -17,11 +17,11 @@ race:
 	$(GO) test -race -count=1 ./...
 
 # The tests that skip under the race detector (statistical accuracy:
-# TestFPR…; allocation counts and long runs: TestNoRace…) run here,
-# without it;
-# TestRaceSkipsRunSomewhere keeps that naming true.
+# TestFPR…; allocation counts and long runs: TestNoRace…; the vector
+# Test's, which race-detector builds leave out: TestVecProbe…) run here,
+# without it; TestRaceSkipsRunSomewhere keeps that naming true.
 accuracy:
-	$(GO) test -count=1 -run '^(TestFPR|TestNoRace)' . ./guard ./cuckoo
+	$(GO) test -count=1 -run '^(TestFPR|TestNoRace|TestVecProbe)' . ./guard ./cuckoo
 
 FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk FuzzLoadRedisBloomHeader
 

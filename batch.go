@@ -82,7 +82,13 @@ func (f *Filter) AddHashes(hs []Hash) int {
 		}
 		sink(x)
 		for _, h := range hs[:n] {
-			if f.addBlocked(h) {
+			var isNew bool
+			if asmAdd {
+				isNew = addBlockAsm(f.block(h), h.H1, h.H2, f.k, &f.inserted)
+			} else {
+				isNew = f.addBlocked(h)
+			}
+			if isNew {
 				added++
 			}
 		}

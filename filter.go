@@ -247,6 +247,9 @@ func (f *Filter) Add(item []byte) bool {
 		h = HashBytes(item)
 	}
 	if f.mode != modeOther {
+		if asmAdd { // probe_add_amd64.go
+			return addBlockAsm(f.block(h), h.H1, h.H2, f.k, &f.inserted)
+		}
 		return f.addBlocked(h)
 	}
 	return f.addOther(h)
@@ -286,6 +289,9 @@ func (f *Filter) TestString(s string) bool { return f.Test(bytesOf(s)) }
 // filter is only correct if h = f.Hash(item).
 func (f *Filter) AddHash(h Hash) bool {
 	if f.mode != modeOther {
+		if asmAdd { // probe_add_amd64.go
+			return addBlockAsm(f.block(h), h.H1, h.H2, f.k, &f.inserted)
+		}
 		return f.addBlocked(h)
 	}
 	return f.addOther(h)

@@ -92,7 +92,32 @@ func BenchmarkFilter(b *testing.B) {
 					f.Add(keys[i&(len(keys)-1)])
 				}
 			})
+			// Filling: pre-hashed adds into an empty filter of the same
+			// size, new items until b.N passes len(keys).
+			hs := make([]Hash, len(keys))
+			for i, k := range keys {
+				hs[i] = f.Hash(k)
+			}
+			b.Run(name+"/AddHashFill", func(b *testing.B) {
+				g, _ := New(n, 0.01, WithLayout(layout))
+				benchAddHash(b, g.AddHash, hs)
+			})
+			if asmAdd && f.mode != modeOther {
+				// The same through the Go probes (probe_add_amd64.go).
+				b.Run(name+"/AddHashFillGo", func(b *testing.B) {
+					g, _ := New(n, 0.01, WithLayout(layout))
+					benchAddHash(b, g.addBlocked, hs)
+				})
+			}
 		}
+	}
+}
+
+// benchAddHash times single adds of pre-hashed items.
+func benchAddHash(b *testing.B, add func(Hash) bool, hs []Hash) {
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		add(hs[i&(len(hs)-1)])
 	}
 }
 

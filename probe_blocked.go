@@ -28,7 +28,11 @@ func (f *Filter) block(h Hash) *[8]uint64 {
 // counts the item itself, so Add only returns its result: measured at
 // 10^7 items, k = 9 (docs/BENCHMARKS.md, issue 15), an addBlocked with a
 // call on any path, or whose caller counted after it returned, made a
-// single Add 1.6-1.7× slower for the same bits.
+// single Add 1.6-1.7× slower for the same bits. On amd64 Add, AddHash and
+// AddHashes call addBlockAsm instead, which sets the same bits
+// (probe_add_amd64.go); addBlocked serves other platforms, race-detector
+// builds and the purego tag, and is the reference the assembly is tested
+// against.
 func (f *Filter) addBlocked(h Hash) bool {
 	blk, w := f.block(h), h.H2
 	var c, w2 uint64

@@ -132,17 +132,9 @@ func TestVecProbeMatchesScalar(t *testing.T) {
 	needVec(t)
 	r := rand.New(rand.NewPCG(7, 11))
 	for _, density := range []float64{0, 0.1, 0.5, 0.8, 0.95, 1} {
-		var blk [8]uint64
 		agree, set := 0, 0
 		for range 20000 {
-			for i := range blk {
-				blk[i] = 0
-				for b := range 64 {
-					if r.Float64() < density {
-						blk[i] |= 1 << b
-					}
-				}
-			}
+			blk := randomBlock(r, density)
 			h := Hash{H1: r.Uint64(), H2: r.Uint64()}
 			for k := uint32(1); k <= maxStraightK; k++ {
 				want := scalarProbe(&blk, h, k)
