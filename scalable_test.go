@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -454,5 +455,76 @@ func scalableWriters(t *testing.T, wg *sync.WaitGroup, s *Scalable, writers, per
 				}
 			}
 		})
+	}
+}
+
+// TestScalableAddMany: AddMany answers, stops, counts and sets bits as
+// Add one item after the other does, in every layout, scaling (through
+// several growths) and non-scaling (past full), for batch lengths around
+// the batch size, with repeated items; and allocates nothing.
+func TestScalableAddMany(t *testing.T) {
+	items := make([][]byte, 4000)
+	for i := range items {
+		items[i] = fmt.Appendf(nil, "m%d", i%3100) // the last 900 repeat
+	}
+	for _, layout := range []Layout{Blocked, Classic, RedisBloom} {
+		for _, opts := range [][]Option{{WithLayout(layout)}, {WithLayout(layout), WithNonScaling()}} {
+			name := fmt.Sprintf("%s/%d-options", layout, len(opts))
+			t.Run(name, func(t *testing.T) {
+				for _, chunk := range []int{1, 31, 32, 33, 500, 4000} {
+					one, err := NewScalable(300, 0.01, opts...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					many, _ := NewScalable(300, 0.01, opts...)
+					want := make([]bool, len(items))
+					wantErr := make([]error, len(items))
+					for i, it := range items {
+						want[i], wantErr[i] = one.Add(it)
+					}
+					got := make([]bool, len(items))
+					refused := 0
+					for off := 0; off < len(items); {
+						end := min(off+chunk, len(items))
+						n, err := many.AddMany(items[off:end], got[off:end])
+						i := off + n
+						if i < end { // stopped at item i: Add refused it too
+							if err == nil || !errors.Is(err, wantErr[i]) {
+								t.Fatalf("chunk %d: stopped at %d with %v, Add said %v", chunk, i, err, wantErr[i])
+							}
+							refused++
+							off = i + 1
+							continue
+						}
+						if err != nil {
+							t.Fatalf("chunk %d: error %v with every item added", chunk, err)
+						}
+						off = end
+					}
+					for i := range items {
+						if wantErr[i] == nil && got[i] != want[i] {
+							t.Fatalf("chunk %d: item %d AddMany new %v, Add %v", chunk, i, got[i], want[i])
+						}
+						if wantErr[i] != nil && refused == 0 {
+							t.Fatalf("chunk %d: Add refused item %d (%v), AddMany did not stop", chunk, i, wantErr[i])
+						}
+					}
+					a, _ := one.MarshalBinary()
+					b, _ := many.MarshalBinary()
+					if !bytes.Equal(a, b) || one.Count() != many.Count() {
+						t.Fatalf("chunk %d: AddMany's filter (%d items, %d sub-filters) differs from Add's (%d, %d)",
+							chunk, many.Count(), many.NumFilters(), one.Count(), one.NumFilters())
+					}
+					if len(opts) == 1 && one.NumFilters() < 3 || len(opts) == 2 && refused == 0 {
+						t.Fatalf("chunk %d: %d sub-filters, %d refused: the test did not reach growth or a full filter", chunk, one.NumFilters(), refused)
+					}
+				}
+			})
+		}
+	}
+	s, _ := NewScalable(100000, 0.01)
+	isNew := make([]bool, 64)
+	if n := testing.AllocsPerRun(100, func() { s.AddMany(items[:64], isNew) }); n != 0 {
+		t.Errorf("AddMany: %v allocations", n)
 	}
 }
