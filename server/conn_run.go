@@ -27,8 +27,9 @@ import (
 // backend (a test changes no filter, so testing the items of several
 // commands at once answers each as it would alone; a key whose time has
 // passed is deleted by the first, and the rest find nothing, as alone); adds only on a
-// backend that takes add runs (runStore) and journals nothing (the
-// memory backend's log records each command as it ran).
+// backend that takes add runs (addRunStore): the Redis backend, and the
+// memory backend, which journals each command's own record and whose
+// replies wait for the log as one command's do (endRun).
 
 // runKind is what a run's commands do.
 type runKind uint8
@@ -39,11 +40,16 @@ const (
 	runCFExists                // CF.EXISTS, CF.MEXISTS
 )
 
-// runStore is a bloomStore that takes runs.
-type runStore interface {
+// addRunStore is a bloomStore that takes runs of adds.
+type addRunStore interface {
 	// AddRun adds each command's items, in order, as Add would one
 	// command after the other, each with its own create options.
 	AddRun(ctx context.Context, key string, ops []*batchOp)
+}
+
+// existsRunStore is a bloomStore that takes runs of tests itself (else
+// one Exists over all their items serves them: existsAll).
+type existsRunStore interface {
 	// ExistsRun tests each command's items, as Exists would.
 	ExistsRun(ctx context.Context, key string, ops []*batchOp)
 }
@@ -84,8 +90,8 @@ func (c *conn) runnable(cmd *command) (runKind, bool) {
 	case !ok || c.tx != nil:
 		return 0, false
 	case kind == runAdd:
-		_, takes := c.srv.bloom.(runStore)
-		return kind, takes && c.srv.persist == nil
+		_, takes := c.srv.bloom.(addRunStore)
+		return kind, takes
 	case kind == runCFExists:
 		return kind, c.srv.cuckoo != nil
 	}
@@ -209,9 +215,10 @@ func (c *conn) endRun() {
 	ops := r.ops(c)
 	start := c.started()
 	key := c.filterKey(r.arena[:r.key])
-	switch rs, takes := c.srv.bloom.(runStore); {
-	case r.kind == runAdd: // started only on a runStore (runnable)
-		rs.AddRun(c.ctx, key, ops)
+	logged := false // adds admitted to the log, whose replies wait for it
+	switch rs, takes := c.srv.bloom.(existsRunStore); {
+	case r.kind == runAdd: // started only on an addRunStore (runnable)
+		logged = r.addRun(c, key, ops)
 	case r.kind == runExists && takes:
 		rs.ExistsRun(c.ctx, key, ops)
 	default:
@@ -225,6 +232,7 @@ func (c *conn) endRun() {
 	}
 	for i, cmd := range r.cmds {
 		errs := c.errs
+		replyStart := c.w.Buffered()
 		switch o := ops[i]; cmd.name {
 		case "bf.add":
 			c.addReply(o.res, o.err)
@@ -239,12 +247,50 @@ func (c *conn) endRun() {
 		if c.errs != errs {
 			count.errors.Add(1)
 		}
+		if logged { // as runLogged: each reply waits for the log to be durable
+			c.unlogged = append(c.unlogged, replySpan{replyStart, c.w.Buffered()})
+		}
 		if keyArgs != nil {
 			c.afterCommand(cmd, keyArgs)
 		}
 		c.shard.processed.Add(1)
 	}
 	r.reset()
+}
+
+// addRun runs the run's adds, admitted first to the log of a server that
+// has one, as runLogged admits one command: room for the records of all
+// of them, or each is refused with the log's error and nothing changes.
+// It reports whether they were admitted to a log.
+func (r *connRun) addRun(c *conn, key string, ops []*batchOp) bool {
+	p := c.srv.persist
+	if p == nil {
+		c.srv.bloom.(addRunStore).AddRun(c.ctx, key, ops)
+		return false
+	}
+	bound := r.recordBound()
+	if err := p.admit(bound); err != nil {
+		for _, o := range ops {
+			o.err = err
+		}
+		return false
+	}
+	c.srv.bloom.(addRunStore).AddRun(c.ctx, key, ops)
+	p.release(bound)
+	return true
+}
+
+// recordBound is the sum of recordBound over the run's commands: their
+// names, key and items.
+func (r *connRun) recordBound() int64 {
+	var n int64
+	for _, cmd := range r.cmds { // recordBound of name and key, without building them
+		n += 2*int64(len(cmd.name)+32+r.key+32) + 512
+	}
+	for _, sp := range r.spans {
+		n += 2 * int64(sp[1]-sp[0]+32)
+	}
+	return n
 }
 
 // existsAll tests the items of all the run's commands in one call to the

@@ -125,6 +125,7 @@ var runCases = []struct {
 }{
 	{"BF.EXISTS", "BF.EXISTS bf"},
 	{"CF.EXISTS", "CF.EXISTS cf"},
+	{"BF.ADD", "BF.ADD bf"}, // logged: dispatchConn has a log
 }
 
 // pipeline16 is the RESP of 16 commands cmd … item, items from i.

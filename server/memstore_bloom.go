@@ -90,6 +90,11 @@ func scalingArgs(o createOpts) [][]byte {
 
 func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	defer m.ks.lockKey(key).Unlock()
+	return m.addLocked(key, items, create, res)
+}
+
+// addLocked is Add with key's lock held.
+func (m *memstore) addLocked(key string, items [][]byte, create *createOpts, res []addResult) (int, error) {
 	e, err := m.bloomOf(key)
 	if err != nil {
 		return 0, err
@@ -144,6 +149,89 @@ func (m *memstore) Add(_ context.Context, key string, items [][]byte, create *cr
 		n++
 	}
 	return n, m.logAdded(key, args, head, fm, nil)
+}
+
+// AddRun adds the commands of a run (conn_run.go) under one lock of the
+// key. When the filter exists, the items of all of them go through one
+// Scalable.AddMany, whose batches request their blocks ahead so that the
+// commands' cache misses overlap, and each command is answered and
+// journaled as Add would have done it (a record of its own new items). A
+// refused item (a full filter, a growth refused) ends that: the rest of
+// its command, and each command after it, run through Add's own path, as
+// they would alone; so does every command of a run on a missing key (the
+// first creates it).
+func (m *memstore) AddRun(_ context.Context, key string, ops []*batchOp) {
+	defer m.ks.lockKey(key).Unlock()
+	done := 0
+	if e, err := m.bloomOf(key); err == nil && e != nil {
+		done = m.addRunTo(key, e, ops)
+	}
+	for _, o := range ops[done:] {
+		o.n, o.err = m.addLocked(key, o.items, o.create, o.res)
+	}
+}
+
+// addRunTo adds the items of ops to e's filter in one AddMany and answers
+// and journals the commands it completed; it returns how many. A command
+// cut by a refused item is answered for the items before it, and goes on
+// alone from there (addLocked).
+func (m *memstore) addRunTo(key string, e *entry, ops []*batchOp) int {
+	m.ks.modify(key, e)
+	sc := runScratch.Get().(*addRunScratch)
+	defer func() { clear(sc.items); sc.items = sc.items[:0]; runScratch.Put(sc) }()
+	for _, o := range ops {
+		sc.items = append(sc.items, o.items...)
+	}
+	sc.isNew = resized(sc.isNew, len(sc.items))
+	stop, _ := e.filter.AddMany(sc.items, sc.isNew) // a refusal is met again, and answered, below
+	from := 0
+	for i, o := range ops {
+		to := from + len(o.items)
+		k := min(to, stop) - from // o's items added
+		for j, isNew := range sc.isNew[from : from+k] {
+			o.res[j] = addPresent
+			if isNew {
+				o.res[j] = addNew
+			}
+		}
+		m.journalAdded(key, o.items[:k], sc.isNew[from:from+k])
+		if k == len(o.items) {
+			o.n, o.err = k, nil
+			from = to
+			continue
+		}
+		n, err := m.addLocked(key, o.items[k:], o.create, o.res[k:])
+		o.n, o.err = k+n, err
+		return i + 1
+	}
+	return len(ops)
+}
+
+// addRunScratch is AddRun's: the run's items and their answers.
+type addRunScratch struct {
+	items [][]byte
+	isNew []bool
+}
+
+var runScratch = sync.Pool{New: func() any { return new(addRunScratch) }}
+
+// journalAdded journals an add of items to a filter that existed: the
+// ones that were new (isNew), as Add's record (logAdded).
+func (m *memstore) journalAdded(key string, items [][]byte, isNew []bool) {
+	if m.journal == nil {
+		return
+	}
+	pooled := journalArgs.Get().(*[][]byte)
+	args := append((*pooled)[:0], wordInsert, readOnlyBytes(key), wordNoCreate, wordItems)
+	for i, item := range items {
+		if isNew[i] {
+			args = append(args, item)
+		}
+	}
+	m.logAdded(key, args, 4, nil, nil)
+	clear(args)
+	*pooled = args[:0]
+	journalArgs.Put(pooled)
 }
 
 // logAdded journals an add (see Add): args, the BF.INSERT of the items

@@ -186,9 +186,15 @@ func (ps *pServer) state(t testing.TB) map[string]pKeyState {
 
 // cuckooDump is key's CF.SCANDUMP, all chunks.
 func cuckooDump(t testing.TB, ps *pServer, key string) string {
+	return scanDump(t, ps, "CF.SCANDUMP", key)
+}
+
+// scanDump is every chunk of key's dump by verb (BF.SCANDUMP or
+// CF.SCANDUMP).
+func scanDump(t testing.TB, ps *pServer, verb, key string) string {
 	var b strings.Builder
 	for it := int64(0); ; {
-		r := ps.do(t, "CF.SCANDUMP", key, it).([]any)
+		r := ps.do(t, verb, key, it).([]any)
 		if it = r[0].(int64); it == 0 {
 			return b.String()
 		}
