@@ -21,7 +21,7 @@ race:
 # Test's, which race-detector builds leave out: TestVecProbe…) run here,
 # without it; TestRaceSkipsRunSomewhere keeps that naming true.
 accuracy:
-	$(GO) test -count=1 -run '^(TestFPR|TestNoRace|TestVecProbe)' . ./guard ./cuckoo
+	$(GO) test -count=1 -run '^(TestFPR|TestNoRace|TestVecProbe)' . ./guard ./cuckoo ./server
 
 FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk FuzzLoadRedisBloomHeader
 
