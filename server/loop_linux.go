@@ -23,8 +23,10 @@ const haveEventLoop = true
 //     goroutines write to hand it new connections, finished off-loop
 //     commands and Shutdown's requests (the inbox). How it waits when
 //     nothing is ready depends on whether the loops leave a processor
-//     (GOMAXPROCS) to the rest of the server (block):
-//     - they do (the default: GOMAXPROCS − 1 loops, at least 1): it
+//     (GOMAXPROCS) to the rest of the process, counting the blocking
+//     loops of every Server in it (block, reserveBlocking):
+//     - they do (the default: GOMAXPROCS − 1 loops, at least 1, in the
+//     first Server of a process): it
 //     blocks in epoll_wait itself, as Redis does, without telling the
 //     runtime (RawSyscall6), so it keeps its processor and wakes with
 //     its events in one system call. The runtime's signals interrupt it
@@ -141,6 +143,9 @@ func newEventLoop(s *Server, shard *statShard, block bool) (*eventLoop, error) {
 // run is the loop's goroutine.
 func (l *eventLoop) run() {
 	defer close(l.done)
+	if l.block {
+		defer blockingLoops.Add(-1) // its place among the process's blocking loops (reserveBlocking)
+	}
 	for {
 		n := l.wait()
 		l.now = time.Now()

@@ -307,14 +307,18 @@ func (s *Server) startLoops() {
 		return
 	}
 	// The loops may block in the kernel, keeping their processors, when
-	// one is left for everything else and the runtime's preemption
-	// signals can interrupt them (loop_linux.go, eventLoop).
-	block := s.loopsN < runtime.GOMAXPROCS(0) &&
-		!strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,")
+	// one is left for everything else in the process (other Servers'
+	// blocking loops count too: reserveBlocking) and the runtime's
+	// preemption signals can interrupt them (loop_linux.go, eventLoop).
+	block := !strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,") &&
+		reserveBlocking(s.loopsN)
 	for i := range s.loopsN {
 		l, err := newEventLoop(s, s.metrics.shards[1+i], block)
 		if err != nil {
 			s.log.Warn("no event loop; serving each connection with a goroutine", "err", err)
+			if block { // the loops started release theirs as they end
+				blockingLoops.Add(-int64(s.loopsN - i))
+			}
 			for _, l := range s.loops {
 				l.request(loopStop)
 			}
@@ -323,6 +327,29 @@ func (s *Server) startLoops() {
 		}
 		s.loops = append(s.loops, l)
 		go l.run()
+	}
+}
+
+// blockingLoops is the number of event loops, of every Server in the
+// process, that block in epoll_wait holding a processor. Together they
+// must leave one processor (GOMAXPROCS) to everything else: two Servers
+// each counting on the one left would take both of a two-processor
+// process, and every other goroutine would wait for a preemption signal
+// to free one, about 10 ms each time.
+var blockingLoops atomic.Int64
+
+// reserveBlocking counts n more blocking loops if, with them, the
+// process's blocking loops still leave a processor, and reports whether
+// it did. Each loop that blocks gives its place back when it ends (run).
+func reserveBlocking(n int) bool {
+	for {
+		cur := blockingLoops.Load()
+		if cur+int64(n) >= int64(runtime.GOMAXPROCS(0)) {
+			return false
+		}
+		if blockingLoops.CompareAndSwap(cur, cur+int64(n)) {
+			return true
+		}
 	}
 }
 

@@ -312,3 +312,39 @@ func TestLoopBlockedCollects(t *testing.T) {
 		t.Fatalf("PING after: %q", got)
 	}
 }
+
+// TestBlockingLoopsAcrossServers: the loops that block in epoll_wait,
+// holding a processor each, leave one processor to the rest of the
+// process across Servers, not only within one: with two processors, the
+// first server's loop blocks and a second server's parks in Go's
+// scheduler (two blocked loops would take both, and every other
+// goroutine of the process would wait for a preemption signal to run);
+// once the first server has shut down, a new one blocks again.
+func TestBlockingLoopsAcrossServers(t *testing.T) {
+	onePath(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	blocks := func(srv *Server, addr string) bool {
+		if got := dialRaw(t, addr).do("PING"); got != rawStatus("PONG") { // the loops run
+			t.Fatalf("PING: %q", got)
+		}
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		if len(srv.loops) != 1 {
+			t.Fatalf("%d loops, want 1", len(srv.loops))
+		}
+		return srv.loops[0].block
+	}
+	first, addr1 := startServer(t, Config{EventLoops: 1})
+	second, addr2 := startServer(t, Config{EventLoops: 1})
+	if !blocks(first, addr1) || blocks(second, addr2) {
+		t.Fatalf("first server's loop blocks: %v, second's: %v; want true, false", blocks(first, addr1), blocks(second, addr2))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := first.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if third, addr3 := startServer(t, Config{EventLoops: 1}); !blocks(third, addr3) {
+		t.Fatal("a server started after the first shut down: its loop does not block")
+	}
+}

@@ -29,6 +29,9 @@ func serverKinds(t *testing.T) map[string]func(t *testing.T) (*Server, string) {
 	return map[string]func(t *testing.T) (*Server, string){
 		"event loops":        func(t *testing.T) (*Server, string) { return startServer(t, Config{}) },
 		"goroutine per conn": func(t *testing.T) (*Server, string) { return startServer(t, Config{GoroutinePerConn: true}) },
+		"event loops, logged": func(t *testing.T) (*Server, string) { // runs of adds wait for the log
+			return startServer(t, Config{Dir: t.TempDir()})
+		},
 		"redis backend": func(t *testing.T) (*Server, string) {
 			return startServer(t, Config{Backend: "redis://" + redistest.Start(t).Addr()})
 		},
