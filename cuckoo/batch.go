@@ -9,9 +9,7 @@ const batchSize = 32
 // failed item does not stop the others.
 func (f *Filter) AddMany(items [][]byte, dst []Status) []Status {
 	dst = resize(dst, len(items))
-	for i, it := range items {
-		dst[i] = f.insert(keyOf(Hash(it)))
-	}
+	f.addMany(items, dst, false)
 	return dst
 }
 
@@ -20,10 +18,33 @@ func (f *Filter) AddMany(items [][]byte, dst []Status) []Status {
 // returns each one's outcome in dst, resized as for AddMany.
 func (f *Filter) AddUniqueMany(items [][]byte, dst []Status) []Status {
 	dst = resize(dst, len(items))
-	for i, it := range items {
-		dst[i] = f.insertUnique(keyOf(Hash(it)))
-	}
+	f.addMany(items, dst, true)
 	return dst
+}
+
+// addMany adds items in order into dst (len(items) long), each as insert
+// (or insertUnique) would one after the other. It hashes them in batches
+// and reads each batch's buckets in the newest sub-filter first (touch),
+// so that their cache misses overlap instead of coming one per item; the
+// reads change nothing, so the outcome is the same.
+func (f *Filter) addMany(items [][]byte, dst []Status, unique bool) {
+	var hs [batchSize]uint64
+	for off := 0; off < len(items); off += batchSize {
+		batch := items[off:min(off+batchSize, len(items))]
+		for i, it := range batch {
+			hs[i] = Hash(it)
+		}
+		if len(items) > 1 { // one item (CF.ADD): nothing to overlap
+			f.touch(hs[:len(batch)])
+		}
+		for i := range batch {
+			if unique {
+				dst[off+i] = f.insertUnique(keyOf(hs[i]))
+			} else {
+				dst[off+i] = f.insert(keyOf(hs[i]))
+			}
+		}
+	}
 }
 
 // TestMany tests every item, as CF.MEXISTS does, and returns the results

@@ -122,3 +122,33 @@ func BenchmarkTestManyLarge(b *testing.B) {
 		})
 	}
 }
+
+// AddMany into an empty filter sized for 10^7 items in buckets of 4 (one
+// sub-filter of 16 MiB), in batches of 1024 (a large CF.INSERT), against
+// Add one item at a time; ns/op is per item. A round stops before the
+// filter is full, then starts over on a new one.
+func BenchmarkAddManyLarge(b *testing.B) {
+	const n = 10_000_000
+	keys := benchKeys(n / 2)
+	for _, batch := range []int{1, 1024} {
+		b.Run(fmt.Sprint(batch), func(b *testing.B) {
+			b.ReportAllocs()
+			st := make([]Status, batch)
+			var f *Filter
+			next := len(keys)
+			for i := 0; i < b.N; i += batch {
+				if next+batch > len(keys) {
+					b.StopTimer()
+					f, next = mustNew(b, n, WithBucketSize(4), WithMaxIterations(500)), 0
+					b.StartTimer()
+				}
+				if batch == 1 {
+					st[0] = f.insert(keyOf(Hash(keys[next])))
+				} else {
+					f.AddMany(keys[next:next+batch], st)
+				}
+				next += batch
+			}
+		})
+	}
+}

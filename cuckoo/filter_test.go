@@ -275,3 +275,57 @@ func TestTestManyMatchesTest(t *testing.T) {
 		}
 	}
 }
+
+// TestAddManyMatchesInsert: AddMany and AddUniqueMany, whose batches
+// read their buckets ahead, store what inserting the items one after the
+// other stores (the same outcomes, the same bytes), for several bucket
+// sizes, through growth and past a full filter that cannot grow, for
+// batch lengths around the batch size, with repeated items.
+func TestAddManyMatchesInsert(t *testing.T) {
+	items := make([][]byte, 3000)
+	for i := range items {
+		items[i] = fmt.Appendf(nil, "a%d", i%2400) // the last 600 repeat
+	}
+	for _, bs := range []uint64{1, 2, 4} {
+		for _, exp := range []uint64{0, 2} {
+			for _, unique := range []bool{false, true} {
+				for _, chunk := range []int{1, 31, 32, 33, 3000} {
+					many := mustNew(t, 512, WithBucketSize(bs), WithExpansion(exp))
+					one := mustNew(t, 512, WithBucketSize(bs), WithExpansion(exp))
+					got := make([]Status, len(items))
+					for off := 0; off < len(items); off += chunk {
+						end := min(off+chunk, len(items))
+						if unique {
+							many.AddUniqueMany(items[off:end], got[off:end])
+						} else {
+							many.AddMany(items[off:end], got[off:end])
+						}
+					}
+					full := 0
+					for i, it := range items {
+						var want Status
+						if unique {
+							want = one.insertUnique(keyOf(Hash(it)))
+						} else {
+							want = one.insert(keyOf(Hash(it)))
+						}
+						if got[i] != want {
+							t.Fatalf("bs %d exp %d unique %v chunk %d: item %d AddMany %v, one by one %v", bs, exp, unique, chunk, i, got[i], want)
+						}
+						if want.Err() != nil {
+							full++
+						}
+					}
+					a, _ := many.MarshalBinary()
+					b, _ := one.MarshalBinary()
+					if !bytes.Equal(a, b) {
+						t.Fatalf("bs %d exp %d unique %v chunk %d: the filters differ", bs, exp, unique, chunk)
+					}
+					if exp == 0 && full == 0 || exp > 0 && one.Filters() < 2 {
+						t.Fatalf("bs %d exp %d: %d refused, %d sub-filters: neither full nor grown", bs, exp, full, one.Filters())
+					}
+				}
+			}
+		}
+	}
+}
