@@ -69,21 +69,12 @@ func (f *Filter) AddHashes(hs []Hash) int {
 		}
 		return added
 	}
-	var first [batchSize]uint64
 	for len(hs) > 0 {
 		n := min(len(hs), batchSize)
-		f.touch(hs[:n], &first)
-		// The touched words are stale once earlier items of the batch
-		// are set, so they cannot answer "new"; store their XOR where
-		// the compiler cannot drop it, or it deletes the loads.
-		var x uint64
-		for _, w := range first[:n] {
-			x ^= w
-		}
-		sink(x)
+		f.touchAhead(hs[:n])
 		for _, h := range hs[:n] {
 			var isNew bool
-			if asmAdd {
+			if asmAdd { // as in Add: written out, no call between
 				isNew = addBlockAsm(f.block(h), h.H1, h.H2, f.k, &f.inserted)
 			} else {
 				isNew = f.addBlocked(h)
@@ -95,6 +86,21 @@ func (f *Filter) AddHashes(hs []Hash) int {
 		hs = hs[n:]
 	}
 	return added
+}
+
+// touchAhead requests the blocks of a batch of at most batchSize hashes
+// that are about to be added (touch), so that their cache misses overlap.
+// The words read are stale once earlier items of the batch are set, so
+// they cannot answer "new"; their XOR goes where the compiler cannot drop
+// it, or it deletes the loads.
+func (f *Filter) touchAhead(hs []Hash) {
+	var first [batchSize]uint64
+	f.touch(hs, &first)
+	var x uint64
+	for _, w := range first[:len(hs)] {
+		x ^= w
+	}
+	sink(x)
 }
 
 // TestHashes tests items by their hashes; dst must have len(hs) elements.

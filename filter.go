@@ -247,7 +247,7 @@ func (f *Filter) Add(item []byte) bool {
 		h = HashBytes(item)
 	}
 	if f.mode != modeOther {
-		if asmAdd { // probe_add_amd64.go
+		if asmAdd { // written out, as Test's switch: a helper does not inline (probe_add_amd64.go)
 			return addBlockAsm(f.block(h), h.H1, h.H2, f.k, &f.inserted)
 		}
 		return f.addBlocked(h)
@@ -289,7 +289,7 @@ func (f *Filter) TestString(s string) bool { return f.Test(bytesOf(s)) }
 // filter is only correct if h = f.Hash(item).
 func (f *Filter) AddHash(h Hash) bool {
 	if f.mode != modeOther {
-		if asmAdd { // probe_add_amd64.go
+		if asmAdd { // written out, as Test's switch: a helper does not inline (probe_add_amd64.go)
 			return addBlockAsm(f.block(h), h.H1, h.H2, f.k, &f.inserted)
 		}
 		return f.addBlocked(h)

@@ -20,6 +20,31 @@ func randomBlock(r *rand.Rand, density float64) [8]uint64 {
 	return blk
 }
 
+// forRandomBlocks calls check on n random blocks and hashes at each of
+// six densities from empty to full, for every k from kFrom to
+// maxStraightK. At every density strictly between, check must have
+// answered both true and false, or the comparison it makes compared
+// nothing.
+func forRandomBlocks(t *testing.T, r *rand.Rand, n int, kFrom uint32, check func(blk [8]uint64, h Hash, k uint32) bool) {
+	t.Helper()
+	for _, density := range []float64{0, 0.1, 0.5, 0.8, 0.95, 1} {
+		yes, total := 0, 0
+		for range n {
+			blk := randomBlock(r, density)
+			h := Hash{H1: r.Uint64(), H2: r.Uint64()}
+			for k := kFrom; k <= maxStraightK; k++ {
+				if check(blk, h, k) {
+					yes++
+				}
+				total++
+			}
+		}
+		if density > 0 && density < 1 && (yes == 0 || yes == total) {
+			t.Fatalf("density %g: true %d times of %d", density, yes, total)
+		}
+	}
+}
+
 // scalarAdd is addBlocked's work on a copy of blk: the block after it,
 // its answer and what it added to the count.
 func scalarAdd(blk [8]uint64, h Hash, k uint32) ([8]uint64, bool, uint64) {
@@ -48,25 +73,9 @@ func checkAsmAdd(t testing.TB, blk [8]uint64, h Hash, k uint32) bool {
 // directly, so it runs in race-detector builds too, where Add does not
 // use it.
 func TestAsmAddMatchesScalar(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 5))
-	for _, density := range []float64{0, 0.1, 0.5, 0.8, 0.95, 1} {
-		news, total := 0, 0
-		for range 5000 {
-			blk := randomBlock(r, density)
-			h := Hash{H1: r.Uint64(), H2: r.Uint64()}
-			for k := uint32(0); k <= maxStraightK; k++ {
-				if checkAsmAdd(t, blk, h, k) {
-					news++
-				}
-				total++
-			}
-		}
-		// Both answers must occur where they can, or the check compared
-		// nothing.
-		if density > 0 && density < 1 && (news == 0 || news == total) {
-			t.Fatalf("density %g: %d of %d new", density, news, total)
-		}
-	}
+	forRandomBlocks(t, rand.New(rand.NewPCG(3, 5)), 5000, 0, func(blk [8]uint64, h Hash, k uint32) bool {
+		return checkAsmAdd(t, blk, h, k)
+	})
 }
 
 // TestNoRaceAsmAdd fills whole filters through Add, AddHash and AddHashes

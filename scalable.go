@@ -268,19 +268,13 @@ func (s *Scalable) AddMany(items [][]byte, isNew []bool) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var hs [batchSize]Hash
-	var first [batchSize]uint64
 	for off := 0; off < len(items); off += batchSize {
 		batch := items[off:min(off+batchSize, len(items))]
 		for i, it := range batch {
 			hs[i] = s.hash(it)
 		}
 		if fs := s.filters(); fs[len(fs)-1].mode != modeOther {
-			fs[len(fs)-1].touch(hs[:len(batch)], &first)
-			var x uint64 // kept, or the compiler drops the loads (AddHashes)
-			for _, w := range first[:len(batch)] {
-				x ^= w
-			}
-			sink(x)
+			fs[len(fs)-1].touchAhead(hs[:len(batch)])
 		}
 		for i := range batch {
 			added, err := s.addLocked(hs[i])

@@ -57,12 +57,16 @@ func logErrorReply(err error) replyError {
 // time) and DELs of the keys it finds expired, each argument framed in
 // at most 32 bytes, all twice over, plus a margin.
 func recordBound(args [][]byte) int64 {
-	n := int64(0)
+	n := 0
 	for _, a := range args {
-		n += int64(len(a)) + 32
+		n += len(a)
 	}
-	return 2*n + 512
+	return recordBoundOf(n, len(args))
 }
+
+// recordBoundOf is recordBound of args counting n arguments of size
+// bytes in all.
+func recordBoundOf(size, n int) int64 { return 2*int64(size+32*n) + 512 }
 
 // admit reserves room in the log for a write command's records (see
 // above), or returns the MISCONF error that refuses the command. A

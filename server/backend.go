@@ -314,6 +314,17 @@ const (
 	addFailed
 )
 
+// setAddResults sets res[i] to addNew or addPresent as isNew[i] says,
+// for each of isNew (res has at least as many elements).
+func setAddResults(res []addResult, isNew []bool) {
+	for i, b := range isNew {
+		res[i] = addPresent
+		if b {
+			res[i] = addNew
+		}
+	}
+}
+
 // errCannotInsert is RedisBloom's element for an addFailed item.
 const errCannotInsert replyError = "ERR problem inserting into filter"
 

@@ -281,14 +281,17 @@ func (r *connRun) addRun(c *conn, key string, ops []*batchOp) bool {
 }
 
 // recordBound is the sum of recordBound over the run's commands: their
-// names, key and items.
+// names, key and items, measured without building their arguments.
 func (r *connRun) recordBound() int64 {
 	var n int64
-	for _, cmd := range r.cmds { // recordBound of name and key, without building them
-		n += 2*int64(len(cmd.name)+32+r.key+32) + 512
-	}
-	for _, sp := range r.spans {
-		n += 2 * int64(sp[1]-sp[0]+32)
+	from := 0
+	for i, cmd := range r.cmds {
+		size := len(cmd.name) + r.key
+		for _, sp := range r.spans[from:r.ends[i]] {
+			size += sp[1] - sp[0]
+		}
+		n += recordBoundOf(size, 2+r.ends[i]-from)
+		from = r.ends[i]
 	}
 	return n
 }

@@ -188,12 +188,7 @@ func (m *memstore) addRunTo(key string, e *entry, ops []*batchOp) int {
 	for i, o := range ops {
 		to := from + len(o.items)
 		k := min(to, stop) - from // o's items added
-		for j, isNew := range sc.isNew[from : from+k] {
-			o.res[j] = addPresent
-			if isNew {
-				o.res[j] = addNew
-			}
-		}
+		setAddResults(o.res, sc.isNew[from:from+k])
 		m.journalAdded(key, o.items[:k], sc.isNew[from:from+k])
 		if k == len(o.items) {
 			o.n, o.err = k, nil

@@ -231,12 +231,7 @@ func (r *redisStore) addBatch(ctx context.Context, key string, batch []*batchOp)
 		}
 		for _, o := range batch {
 			k := min(len(o.items), len(isNew))
-			for i, b := range isNew[:k] {
-				o.res[i] = addPresent
-				if b {
-					o.res[i] = addNew
-				}
-			}
+			setAddResults(o.res, isNew[:k])
 			isNew = isNew[k:]
 			if k < len(o.items) {
 				// Stopped at o's item k: o goes on from there alone, and so

@@ -125,13 +125,8 @@ func (r *redisStore) addAlone(ctx context.Context, key string, items [][]byte, c
 			return n, err
 		}
 		isNew, err := f.AddMany(ctx, items[n:])
-		for _, b := range isNew {
-			res[n] = addPresent
-			if b {
-				res[n] = addNew
-			}
-			n++
-		}
+		setAddResults(res[n:], isNew)
+		n += len(isNew)
 		switch err = r.checked(key, f, err); err {
 		case errNotFound: // deleted meanwhile: made again
 		case errFull, errNoMemory: // the filter could not take item n
