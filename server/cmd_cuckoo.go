@@ -86,16 +86,20 @@ func (c *conn) cfAdd(key string, items [][]byte, a cuckooAdd) ([]cuckoo.Status, 
 func cmdCFAdd(c *conn, args [][]byte) {
 	c.cfCreate = defaultCuckoo
 	res, ok := c.cfAdd(c.filterKey(args[1]), args[2:3], cuckooAdd{nx: isNX(args[0]), create: &c.cfCreate})
-	if !ok {
-		return
+	if ok {
+		c.cfAddReply(res[0])
 	}
-	switch res[0] {
+}
+
+// cfAddReply answers a CF.ADD or CF.ADDNX whose item had the outcome st.
+func (c *conn) cfAddReply(st cuckoo.Status) {
+	switch st {
 	case cuckoo.NoSpace:
 		c.fail(errCFFull)
 	case cuckoo.GrowFailed:
 		c.fail(errCFGrow)
 	default:
-		c.w.Bool(res[0] == cuckoo.Inserted)
+		c.w.Bool(st == cuckoo.Inserted)
 	}
 }
 

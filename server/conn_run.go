@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"time"
+
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // Runs: a client that pipelines commands of one kind on one filter
-// (BF.ADD or BF.MADD, BF.EXISTS or BF.MEXISTS, CF.EXISTS or CF.MEXISTS)
+// (BF.ADD or BF.MADD, BF.EXISTS or BF.MEXISTS, CF.EXISTS or CF.MEXISTS,
+// CF.ADD or CF.ADDNX)
 // has them run together, as one call to the backend, where one at a time
 // would pay the backend's cost per call each time: a round trip and a
 // wakeup on the Redis backend (one lane entry for the lot,
@@ -29,7 +32,8 @@ import (
 // passed is deleted by the first, and the rest find nothing, as alone); adds only on a
 // backend that takes add runs (addRunStore): the Redis backend, and the
 // memory backend, which journals each command's own record and whose
-// replies wait for the log as one command's do (endRun).
+// replies wait for the log as one command's do (endRun); cuckoo adds on a
+// backend that takes them (cuckooAddRunStore: the memory backend).
 
 // runKind is what a run's commands do.
 type runKind uint8
@@ -38,6 +42,7 @@ const (
 	runAdd      runKind = iota // BF.ADD, BF.MADD
 	runExists                  // BF.EXISTS, BF.MEXISTS
 	runCFExists                // CF.EXISTS, CF.MEXISTS
+	runCFAdd                   // CF.ADD, CF.ADDNX
 )
 
 // addRunStore is a bloomStore that takes runs of adds.
@@ -45,6 +50,16 @@ type addRunStore interface {
 	// AddRun adds each command's items, in order, as Add would one
 	// command after the other, each with its own create options.
 	AddRun(ctx context.Context, key string, ops []*batchOp)
+}
+
+// cuckooAddRunStore is a cuckooStore that takes runs of CF.ADDs and
+// CF.ADDNXs.
+type cuckooAddRunStore interface {
+	// CFAddRun adds each command's item, in order, as Add would one
+	// command after the other (each creating a missing filter as CF.ADD
+	// does, nx for CF.ADDNX), its outcome in the op's cf. (Not AddRun:
+	// the Redis backend's one store has addRunStore's.)
+	CFAddRun(ctx context.Context, key string, ops []*batchOp)
 }
 
 // existsRunStore is a bloomStore that takes runs of tests itself (else
@@ -81,6 +96,7 @@ type connRun struct {
 	argv   [][]byte
 	res    []addResult
 	found  []bool
+	cfRes  []cuckoo.Status
 }
 
 // runnable reports whether cmd may start a run on c, and of which kind.
@@ -94,6 +110,9 @@ func (c *conn) runnable(cmd *command) (runKind, bool) {
 		return kind, takes
 	case kind == runCFExists:
 		return kind, c.srv.cuckoo != nil
+	case kind == runCFAdd:
+		_, takes := c.srv.cuckoo.(cuckooAddRunStore)
+		return kind, takes
 	}
 	return kind, true
 }
@@ -107,6 +126,8 @@ func kindOf(cmd *command) (runKind, bool) {
 		return runExists, true
 	case "cf.exists", "cf.mexists":
 		return runCFExists, true
+	case "cf.add", "cf.addnx":
+		return runCFAdd, true
 	}
 	return 0, false
 }
@@ -218,7 +239,9 @@ func (c *conn) endRun() {
 	logged := false // adds admitted to the log, whose replies wait for it
 	switch rs, takes := c.srv.bloom.(existsRunStore); {
 	case r.kind == runAdd: // started only on an addRunStore (runnable)
-		logged = r.addRun(c, key, ops)
+		logged = r.addRun(c, func() { c.srv.bloom.(addRunStore).AddRun(c.ctx, key, ops) }, ops)
+	case r.kind == runCFAdd: // only on a cuckooAddRunStore
+		logged = r.addRun(c, func() { c.srv.cuckoo.(cuckooAddRunStore).CFAddRun(c.ctx, key, ops) }, ops)
 	case r.kind == runExists && takes:
 		rs.ExistsRun(c.ctx, key, ops)
 	default:
@@ -238,6 +261,12 @@ func (c *conn) endRun() {
 			c.addReply(o.res, o.err)
 		case "bf.madd":
 			c.addManyReply(o.res, o.n, o.err)
+		case "cf.add", "cf.addnx":
+			if o.err != nil {
+				c.fail(o.err)
+			} else {
+				c.cfAddReply(o.cf[0])
+			}
 		default:
 			c.existsReply(o.found, cmd.name[3] == 'm', o.err) // bf.mexists, cf.mexists
 		}
@@ -258,14 +287,15 @@ func (c *conn) endRun() {
 	r.reset()
 }
 
-// addRun runs the run's adds, admitted first to the log of a server that
-// has one, as runLogged admits one command: room for the records of all
-// of them, or each is refused with the log's error and nothing changes.
-// It reports whether they were admitted to a log.
-func (r *connRun) addRun(c *conn, key string, ops []*batchOp) bool {
+// addRun runs the run's adds (run, which calls the backend's AddRun with
+// ops), admitted first to the log of a server that has one, as runLogged
+// admits one command: room for the records of all of them, or each is
+// refused with the log's error and nothing changes. It reports whether
+// they were admitted to a log.
+func (r *connRun) addRun(c *conn, run func(), ops []*batchOp) bool {
 	p := c.srv.persist
 	if p == nil {
-		c.srv.bloom.(addRunStore).AddRun(c.ctx, key, ops)
+		run()
 		return false
 	}
 	bound := r.recordBound()
@@ -275,7 +305,7 @@ func (r *connRun) addRun(c *conn, key string, ops []*batchOp) bool {
 		}
 		return false
 	}
-	c.srv.bloom.(addRunStore).AddRun(c.ctx, key, ops)
+	run()
 	p.release(bound)
 	return true
 }
@@ -319,15 +349,21 @@ func (r *connRun) ops(c *conn) []*batchOp {
 		r.argv = append(r.argv, r.arena[sp[0]:sp[1]:sp[1]])
 	}
 	r.res, r.found = resized(r.res, r.items), resized(r.found, r.items)
+	if r.kind == runCFAdd {
+		r.cfRes = resized(r.cfRes, r.items)
+	}
 	r.opsBuf = resized(r.opsBuf, len(r.cmds))
 	r.ptrs = r.ptrs[:0]
 	from := 0
 	for i, to := range r.ends {
 		o := &r.opsBuf[i]
 		*o = batchOp{items: r.argv[from:to]}
-		if r.kind == runAdd {
+		switch r.kind {
+		case runAdd:
 			o.create, o.res = c.defaultCreate(), r.res[from:to]
-		} else {
+		case runCFAdd:
+			o.cf, o.nx = r.cfRes[from:to], r.cmds[i].name == "cf.addnx"
+		default:
 			o.found = r.found[from:to]
 		}
 		r.ptrs = append(r.ptrs, o)

@@ -80,46 +80,71 @@ func TestAddRunsJournal(t *testing.T) {
 	onePath(t) // both paths below
 	for _, goroutines := range []bool{false, true} {
 		ps := startPServer(t, Config{Dir: t.TempDir(), AppendFsync: "always", GoroutinePerConn: goroutines})
-		piped, alone := dialRaw(t, ps.addr), dialRaw(t, ps.addr)
 		for _, prefix := range []string{"p:", "a:"} {
 			ps.do(t, "BF.RESERVE", prefix+"full", "0.01", "40", "NONSCALING")
 			ps.do(t, "BF.RESERVE", prefix+"grow", "0.01", "30", "EXPANSION", "2")
 		}
-		var sent strings.Builder
-		for _, args := range addRunCommands("p:") {
-			sent.WriteString(encodeCommand(args...))
-		}
-		piped.send(sent.String())
-		var got []string
-		for range addRunCommands("p:") {
-			got = append(got, piped.reply())
-		}
+		label := fmt.Sprintf("goroutines %v", goroutines)
+		replies := pipedMatchesAlone(t, ps, addRunCommands, label)
 		full := 0
-		for i, args := range addRunCommands("a:") {
-			want := alone.do(args...)
-			if got[i] != want {
-				t.Fatalf("goroutines %v, command %d %q: pipelined %q, alone %q", goroutines, i, args, got[i], want)
+		for reply, n := range replies {
+			if strings.Contains(reply, "full") {
+				full += n
 			}
-			full += strings.Count(want, "full")
 		}
 		if full == 0 {
 			t.Fatal("no add met the full filter: the test missed the stops")
 		}
-		dir := copyDataDir(t, ps.dir)
-		re := startPServer(t, Config{Dir: dir})
-		for _, key := range []string{"full", "grow", "new"} {
-			p, a := scanDump(t, re, "BF.SCANDUMP", "p:"+key), scanDump(t, re, "BF.SCANDUMP", "a:"+key)
-			if p != a || len(p) == 0 {
-				t.Fatalf("goroutines %v, after replay: p:%s's dump (%d bytes) differs from a:%s's (%d)", goroutines, key, len(p), key, len(a))
-			}
-			pi, ai := fmt.Sprint(re.do(t, "BF.INFO", "p:"+key)), fmt.Sprint(re.do(t, "BF.INFO", "a:"+key))
-			if pi != ai {
-				t.Fatalf("goroutines %v, after replay: BF.INFO p:%s %s, a:%s %s", goroutines, key, pi, key, ai)
-			}
-			if live := fmt.Sprint(ps.do(t, "BF.INFO", "p:"+key)); live != pi {
-				t.Fatalf("goroutines %v: BF.INFO p:%s %s before the crash, %s after", goroutines, key, live, pi)
-			}
+		replayMatches(t, ps, "BF.SCANDUMP", "BF.INFO", []string{"full", "grow", "new"}, label)
+	}
+}
+
+// pipedMatchesAlone sends the commands cmds("p:") pipelined on one
+// connection of ps and cmds("a:") one at a time on another, fails the
+// test at the first reply that differs, and returns how often each
+// reply came.
+func pipedMatchesAlone(t *testing.T, ps *pServer, cmds func(prefix string) [][]string, label string) map[string]int {
+	t.Helper()
+	piped, alone := dialRaw(t, ps.addr), dialRaw(t, ps.addr)
+	var sent strings.Builder
+	for _, args := range cmds("p:") {
+		sent.WriteString(encodeCommand(args...))
+	}
+	piped.send(sent.String())
+	var got []string
+	for range cmds("p:") {
+		got = append(got, piped.reply())
+	}
+	counts := map[string]int{}
+	for i, args := range cmds("a:") {
+		want := alone.do(args...)
+		if got[i] != want {
+			t.Fatalf("%s, command %d %q: pipelined %q, alone %q", label, i, args, got[i], want)
 		}
-		re.shutdown(t)
+		counts[want]++
+	}
+	return counts
+}
+
+// replayMatches starts a server on a copy of ps's directory taken now,
+// while ps runs (as a crash leaves it), and checks that each of keys
+// under "p:" has, after replay, the dump (dumpVerb) and info (infoVerb)
+// of its twin under "a:", and the info it had before.
+func replayMatches(t *testing.T, ps *pServer, dumpVerb, infoVerb string, keys []string, label string) {
+	t.Helper()
+	re := startPServer(t, Config{Dir: copyDataDir(t, ps.dir)})
+	defer re.shutdown(t)
+	for _, key := range keys {
+		p, a := scanDump(t, re, dumpVerb, "p:"+key), scanDump(t, re, dumpVerb, "a:"+key)
+		if p != a || len(p) == 0 {
+			t.Fatalf("%s, after replay: p:%s's dump (%d bytes) differs from a:%s's (%d)", label, key, len(p), key, len(a))
+		}
+		pi, ai := fmt.Sprint(re.do(t, infoVerb, "p:"+key)), fmt.Sprint(re.do(t, infoVerb, "a:"+key))
+		if pi != ai {
+			t.Fatalf("%s, after replay: %s p:%s %s, a:%s %s", label, infoVerb, key, pi, key, ai)
+		}
+		if live := fmt.Sprint(ps.do(t, infoVerb, "p:"+key)); live != pi {
+			t.Fatalf("%s: %s p:%s %s before the crash, %s after", label, infoVerb, key, live, pi)
+		}
 	}
 }

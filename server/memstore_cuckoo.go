@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/bloomery/bloom/cuckoo"
 )
@@ -96,6 +97,11 @@ func (c memCuckoo) Reserve(_ context.Context, key string, o cuckooOpts) error {
 
 func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAdd, res []cuckoo.Status) error {
 	defer c.ks.lockKey(key).Unlock()
+	return c.addLocked(key, items, a, res)
+}
+
+// addLocked is Add with key's lock held.
+func (c memCuckoo) addLocked(key string, items [][]byte, a cuckooAdd, res []cuckoo.Status) error {
 	e, f, err := c.cuckooOf(key)
 	switch {
 	case err != nil:
@@ -122,6 +128,72 @@ func (c memCuckoo) Add(_ context.Context, key string, items [][]byte, a cuckooAd
 	}
 	return nil
 }
+
+// CFAddRun adds the commands of a run of CF.ADDs and CF.ADDNXs (conn_run.go)
+// under one lock of the key. When the filter exists, consecutive
+// commands of one kind go through one AddMany (or AddUniqueMany), whose
+// batches read their buckets ahead so that the commands' cache misses
+// overlap, and each command is answered and journaled as Add would have
+// done it. Add refuses a command when the filter has maxCuckooFilters
+// sub-filters; an insert grows the filter at most once (the new
+// sub-filter is empty, so it takes the item), so a chunk of n items
+// started with n sub-filters or more to spare has every command in it
+// see fewer than the limit, as alone. Past that, and on a missing key
+// (the first command creates it), the commands go through Add's own path.
+func (c memCuckoo) CFAddRun(_ context.Context, key string, ops []*batchOp) {
+	defer c.ks.lockKey(key).Unlock()
+	done := 0
+	if e, f, err := c.cuckooOf(key); err == nil && e != nil {
+		c.ks.modify(key, e)
+		done = c.addRunTo(key, f, ops)
+	}
+	for _, o := range ops[done:] {
+		create := defaultCuckoo // CF.ADD's, as cmdCFAdd
+		o.err = c.addLocked(key, o.items, cuckooAdd{nx: o.nx, create: &create}, o.cf)
+	}
+}
+
+// addRunTo adds the items of ops to f in chunks (CFAddRun), answering and
+// journaling each command, and returns how many commands it completed.
+func (c memCuckoo) addRunTo(key string, f *cuckoo.Filter, ops []*batchOp) int {
+	sc := cfRunPool.Get().(*cfRunScratch)
+	defer func() { clear(sc.items); sc.items = sc.items[:0]; cfRunPool.Put(sc) }()
+	i := 0
+	for i < len(ops) {
+		room, nx := maxCuckooFilters-f.Filters(), ops[i].nx
+		sc.items = sc.items[:0]
+		j := i
+		for ; j < len(ops) && ops[j].nx == nx && len(sc.items)+len(ops[j].items) <= room; j++ {
+			sc.items = append(sc.items, ops[j].items...)
+		}
+		if j == i { // no room for the next command: Add refuses it
+			break
+		}
+		if nx {
+			sc.res = f.AddUniqueMany(sc.items, sc.res)
+		} else {
+			sc.res = f.AddMany(sc.items, sc.res)
+		}
+		from := 0
+		for _, o := range ops[i:j] {
+			from += copy(o.cf, sc.res[from:])
+			o.err = nil
+			if c.journal != nil {
+				c.logAdd(key, o.items, o.cf, nil, false)
+			}
+		}
+		i = j
+	}
+	return i
+}
+
+// cfRunScratch is addRunTo's: a chunk's items and outcomes.
+type cfRunScratch struct {
+	items [][]byte
+	res   []cuckoo.Status
+}
+
+var cfRunPool = sync.Pool{New: func() any { return new(cfRunScratch) }}
 
 // logAdd journals an add: the CF.INSERT of the items stored (res), or,
 // when it created the filter and stored none, the filter's CF.RESERVE.

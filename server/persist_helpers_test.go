@@ -49,8 +49,8 @@ func (lb *pLogBuffer) String() string {
 }
 
 // newPServer opens a server on cfg.Dir (New's error is returned, for the
-// tests of failing starts).
-func newPServer(t testing.TB, cfg Config) (*pServer, error) {
+// tests of failing starts), each tune applied before it serves.
+func newPServer(t testing.TB, cfg Config, tune ...func(*Server)) (*pServer, error) {
 	t.Helper()
 	logs := &pLogBuffer{}
 	cfg.Addr = "127.0.0.1:0"
@@ -58,6 +58,9 @@ func newPServer(t testing.TB, cfg Config) (*pServer, error) {
 	srv, err := New(pathConfig(cfg))
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range tune {
+		f(srv)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,9 +74,9 @@ func newPServer(t testing.TB, cfg Config) (*pServer, error) {
 }
 
 // startPServer opens a server on cfg.Dir or fails the test.
-func startPServer(t testing.TB, cfg Config) *pServer {
+func startPServer(t testing.TB, cfg Config, tune ...func(*Server)) *pServer {
 	t.Helper()
-	ps, err := newPServer(t, cfg)
+	ps, err := newPServer(t, cfg, tune...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

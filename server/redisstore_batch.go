@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"sync"
+
+	"github.com/bloomery/bloom/cuckoo"
 )
 
 // Coalescing: the Redis backend's BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS
@@ -69,6 +71,10 @@ type batchOp struct {
 	found  []bool      // tests: per item
 	n      int         // adds: items processed
 	err    error       // the command's error
+
+	// CF.ADD and CF.ADDNX in a run (cuckooAddRunStore).
+	cf []cuckoo.Status // per item
+	nx bool            // CF.ADDNX
 }
 
 // waiter is what one goroutine puts in a lane: one command, or a
