@@ -17,11 +17,12 @@ race:
 	$(GO) test -race -count=1 ./...
 
 # The tests that skip under the race detector (statistical accuracy:
-# TestFPR…; allocation counts and long runs: TestNoRace…; the vector
-# Test's, which race-detector builds leave out: TestVecProbe…) run here,
-# without it; TestRaceSkipsRunSomewhere keeps that naming true.
+# TestFPR…; allocation counts, long runs and redisfilter's long
+# one-goroutine comparisons with the in-memory filters: TestNoRace…; the
+# vector Test's, which race-detector builds leave out: TestVecProbe…) run
+# here, without it; TestRaceSkipsRunSomewhere keeps that naming true.
 accuracy:
-	$(GO) test -count=1 -run '^(TestFPR|TestNoRace|TestVecProbe)' . ./guard ./cuckoo ./server
+	$(GO) test -count=1 -run '^(TestFPR|TestNoRace|TestVecProbe)' . ./guard ./cuckoo ./server ./redisfilter
 
 FUZZ_TARGETS = FuzzUnmarshal FuzzUnmarshalScalable FuzzLoadScalableHeader FuzzUnmarshalCounting FuzzOpenFile FuzzLoadAny FuzzLoadChunk FuzzLoadRedisBloomHeader
 

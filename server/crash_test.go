@@ -43,10 +43,14 @@ type crashProc struct {
 }
 
 // startBloomery starts bin serve on dir, with more flags if given, and
-// waits until it listens.
+// waits until it listens. In the second pass it serves each connection
+// with a goroutine, as pathConfig does in process.
 func startBloomery(t *testing.T, bin, dir, policy string, flags ...string) *crashProc {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--dir", dir, "--appendfsync", policy, "--log-format", "json"}, flags...)
+	if streamPass {
+		args = append(args, "--goroutine-per-conn")
+	}
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

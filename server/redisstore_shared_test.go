@@ -23,6 +23,7 @@ import (
 // once, the growth is RedisBloom's (every sub-filter but the last full),
 // and the false-positive rate on items never added is within the target.
 func TestRedisBackendServersWriteAtOnce(t *testing.T) {
+	redisOnly(t)
 	t.Run("server", func(t *testing.T) {
 		checkServersWriteAtOnce(t, "redis://"+redistest.Start(t).Addr())
 	})

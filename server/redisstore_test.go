@@ -420,6 +420,7 @@ func TestRedisBackendURL(t *testing.T) {
 // TestRedisBackendUnreachable: New fails, naming the URL without its
 // password; a wrong password fails too.
 func TestRedisBackendUnreachable(t *testing.T) {
+	redisOnly(t)
 	rd := redistest.Start(t)
 	addr := rd.Addr()
 	rd.Stop()
@@ -440,6 +441,7 @@ func TestRedisBackendUnreachable(t *testing.T) {
 // TestRedisBackendOutage: while Redis is down, commands answer "ERR …"
 // and INFO says redis_connected:0; after it comes back, they work again.
 func TestRedisBackendOutage(t *testing.T) {
+	redisOnly(t)
 	ctx := context.Background()
 	rd := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	c := startRedisBacked(t, "redis://"+rd.Addr()+"?max_retries=-1") // fail at once
@@ -593,6 +595,7 @@ func redisSkips(row string) bool {
 // TestBehaviourRedis and TestBehaviourRedisCluster run the behaviour table
 // on the Redis backend, on one redis-server and on a 3-master cluster.
 func TestBehaviourRedis(t *testing.T) {
+	redisOnly(t)
 	rd := redistest.Start(t)
 	cfg := behaviourConfig()
 	cfg.Backend = "redis://" + rd.Addr()
@@ -601,6 +604,7 @@ func TestBehaviourRedis(t *testing.T) {
 }
 
 func TestBehaviourRedisCluster(t *testing.T) {
+	redisOnly(t)
 	cl := redistest.StartCluster(t)
 	cfg := behaviourConfig()
 	cfg.Backend = "redis+cluster://" + strings.Join(cl.Addrs(), ",")

@@ -16,6 +16,7 @@ import (
 // and the memory backend do, byte for byte (but RENAME, which the Redis
 // backend does not have).
 func TestTranscriptCFRedisBackend(t *testing.T) {
+	redisOnly(t)
 	backends := map[string]func(t *testing.T) string{
 		"single": func(t *testing.T) string { return "redis://" + redistest.Start(t).Addr() },
 		"cluster": func(t *testing.T) string {
