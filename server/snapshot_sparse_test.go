@@ -1,3 +1,7 @@
+//go:build unix
+
+// Sparse files and their allocated blocks (syscall.Stat_t) are Unix's.
+
 package server
 
 import (
