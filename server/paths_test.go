@@ -40,7 +40,9 @@ func TestMain(m *testing.M) {
 	}
 	second, err := startSecondPass()
 	if err != nil { // run it here, after the first
-		fmt.Fprintf(os.Stderr, "server tests: the second pass runs after the first: %v\n", err)
+		if !errors.Is(err, errProfiles) {
+			fmt.Fprintf(os.Stderr, "server tests: the second pass runs after the first: %v\n", err)
+		}
 		code := m.Run()
 		if code == 0 {
 			streamPass = true
@@ -59,9 +61,18 @@ type secondPass struct {
 	out bytes.Buffer // its stdout and stderr, printed after the first pass
 }
 
+// errProfiles: the tests write profiles (coverage, CPU, …), which two
+// processes would write over each other; one process runs both passes.
+var errProfiles = errors.New("the tests write profiles")
+
 // startSecondPass starts this test binary again, with the same flags,
 // as the second pass.
 func startSecondPass() (*secondPass, error) {
+	for _, name := range []string{"coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace"} {
+		if f := goflag.Lookup("test." + name); f != nil && f.Value.String() != "" {
+			return nil, errProfiles
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
