@@ -348,9 +348,13 @@ func (r *connRun) ops(c *conn) []*batchOp {
 	for _, sp := range r.spans {
 		r.argv = append(r.argv, r.arena[sp[0]:sp[1]:sp[1]])
 	}
-	r.res, r.found = resized(r.res, r.items), resized(r.found, r.items)
-	if r.kind == runCFAdd {
+	switch r.kind { // the answers' scratch of the run's kind
+	case runAdd:
+		r.res = resized(r.res, r.items)
+	case runCFAdd:
 		r.cfRes = resized(r.cfRes, r.items)
+	default:
+		r.found = resized(r.found, r.items)
 	}
 	r.opsBuf = resized(r.opsBuf, len(r.cmds))
 	r.ptrs = r.ptrs[:0]

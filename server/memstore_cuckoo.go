@@ -147,8 +147,8 @@ func (c memCuckoo) CFAddRun(_ context.Context, key string, ops []*batchOp) {
 		c.ks.modify(key, e)
 		done = c.addRunTo(key, f, ops)
 	}
+	create := defaultCuckoo // CF.ADD's, as cmdCFAdd
 	for _, o := range ops[done:] {
-		create := defaultCuckoo // CF.ADD's, as cmdCFAdd
 		o.err = c.addLocked(key, o.items, cuckooAdd{nx: o.nx, create: &create}, o.cf)
 	}
 }
