@@ -90,13 +90,15 @@ type Config struct {
 	// Default: off (a profile reveals the process's internals and costs
 	// CPU).
 	Pprof bool
-	// ManageGoMemory lets the server set the Go runtime's soft memory
-	// limit from its filters' bytes (see setMemoryLimit), and with the
+	// ManageGoRuntime lets the server set the Go runtime's soft memory
+	// limit from its filters' bytes (see setMemoryLimit), with the
 	// Redis backend turn GOGC's trigger off under that limit
-	// (redisstore_gc.go): for a process that is only this server, as
+	// (redisstore_gc.go), and, when it serves connections with
+	// goroutines, hold a processor with one more in GOMAXPROCS
+	// (keeper_linux.go): for a process that is only this server, as
 	// bloomery serve. It is process-wide, so leave it off when the
 	// server is embedded in another program.
-	ManageGoMemory bool
+	ManageGoRuntime bool
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 }

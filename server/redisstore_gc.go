@@ -11,7 +11,7 @@ import (
 // GOGC=100 the collector ran every few megabytes of the garbage commands
 // leave (go-redis's command and reply objects: about four per item);
 // at -P 16 the collector took a tenth of the server's CPU time
-// (docs/BENCHMARKS.md, issue 15). So with Config.ManageGoMemory the
+// (docs/BENCHMARKS.md, issue 15). So with Config.ManageGoRuntime the
 // Redis backend turns GOGC's trigger off and keeps Go's soft memory
 // limit at what is live plus room, as the memory backend does
 // (setMemoryLimit: at least 64 MiB of room), read again ten times a

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"runtime"
 	rtmetrics "runtime/metrics"
 	"testing"
 	"time"
@@ -19,19 +20,24 @@ func goGC() (percent int64, limit uint64) {
 	return int64(s[0].Value.Uint64()), s[1].Value.Uint64()
 }
 
-// TestRedisBackendManagesGC: with ManageGoMemory, the Redis backend turns
-// GOGC off under a soft memory limit of what is live plus room, and gives
-// the runtime its settings back when the server shuts down; without it,
-// the runtime is left alone.
+// TestRedisBackendManagesGC: with ManageGoRuntime, the Redis backend turns
+// GOGC off under a soft memory limit of what is live plus room, on Linux
+// holds a processor with the keeper (keeper_linux.go: one more in
+// GOMAXPROCS), and gives the runtime its settings back when the server
+// shuts down; without it, the runtime is left alone.
 func TestRedisBackendManagesGC(t *testing.T) {
 	rd := redistest.Start(t)
 	before, _ := goGC()
+	procs := runtime.GOMAXPROCS(0)
 	_, _ = startServer(t, Config{Backend: "redis://" + rd.Addr()})
 	if p, l := goGC(); p != before || l != math.MaxInt64 {
-		t.Fatalf("without ManageGoMemory: GOGC %d, limit %d", p, l)
+		t.Fatalf("without ManageGoRuntime: GOGC %d, limit %d", p, l)
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Fatalf("without ManageGoRuntime: GOMAXPROCS %d, want %d", got, procs)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := New(pathConfig(Config{Backend: "redis://" + rd.Addr(), Dir: "-", Addr: "127.0.0.1:0", ManageGoMemory: true, Logger: quiet}))
+	srv, err := New(pathConfig(Config{Backend: "redis://" + rd.Addr(), Dir: "-", Addr: "127.0.0.1:0", ManageGoRuntime: true, Logger: quiet}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +45,16 @@ func TestRedisBackendManagesGC(t *testing.T) {
 	if _, l := goGC(); l < 64<<20 || l > 1<<40 {
 		t.Errorf("memory limit %d, want live memory and 64 MiB of room", l)
 	}
+	if want := procs + keeperProcs; runtime.GOMAXPROCS(0) != want {
+		t.Errorf("GOMAXPROCS %d while serving, want %d", runtime.GOMAXPROCS(0), want)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the runtime's settings back", func() bool { p, l := goGC(); return p == before && l == math.MaxInt64 })
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d after shutdown, want %d", got, procs)
+	}
 }

@@ -65,6 +65,7 @@ type Server struct {
 	shutOnce sync.Once
 	shutErr  error
 	httpSrv  *http.Server
+	unhold   func() // gives back the processor keeper (keeper_linux.go)
 }
 
 // New makes a server: it opens the backend (for the memory backend,
@@ -90,9 +91,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.backend, s.keys, s.bloom, s.cuckoo = r, r, r, redisCuckoo{r}
-		if cfg.ManageGoMemory {
+		if cfg.ManageGoRuntime {
 			go s.manageRedisMemory()
 		}
+		s.holdProcessor()
 		return s, nil
 	}
 	m, err := s.openMemory(cfg)
@@ -103,7 +105,24 @@ func New(cfg Config) (*Server, error) {
 	m.ks.expiring = func(key string) { journal(key); s.track.invalidate(nil, []string{key}) }
 	s.backend, s.keys, s.bloom, s.cuckoo = m, m, m, memCuckoo{m}
 	go s.sweep(m)
+	s.holdProcessor()
 	return s, nil
+}
+
+// holdProcessor starts the processor keeper (keeper_linux.go) for a
+// server that serves its connections with goroutines, when it may manage
+// the runtime; Shutdown gives it back.
+func (s *Server) holdProcessor() {
+	s.unhold = func() {}
+	if !s.cfg.ManageGoRuntime || s.loopsN > 0 {
+		return
+	}
+	release, err := holdProcessor()
+	if err != nil {
+		s.log.Warn("no processor keeper", "err", err)
+		return
+	}
+	s.unhold = release
 }
 
 // openMemory makes the memory backend and, with a data directory, loads
@@ -179,7 +198,7 @@ func (s *Server) sweep(m *memstore) {
 		case <-t.C:
 			m.ks.sweep()
 			s.stats.expired.Store(m.ks.expired.Load())
-			if s.cfg.ManageGoMemory {
+			if s.cfg.ManageGoRuntime {
 				limit = setMemoryLimit(limit)
 			}
 		}
@@ -310,8 +329,7 @@ func (s *Server) startLoops() {
 	// one is left for everything else in the process (other Servers'
 	// blocking loops count too: reserveBlocking) and the runtime's
 	// preemption signals can interrupt them (loop_linux.go, eventLoop).
-	block := !strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,") &&
-		reserveBlocking(s.loopsN)
+	block := preemptSignals() && reserveBlocking(s.loopsN)
 	for i := range s.loopsN {
 		l, err := newEventLoop(s, s.metrics.shards[1+i], block)
 		if err != nil {
@@ -330,8 +348,16 @@ func (s *Server) startLoops() {
 	}
 }
 
-// blockingLoops is the number of event loops, of every Server in the
-// process, that block in epoll_wait holding a processor. Together they
+// preemptSignals reports whether the runtime preempts goroutines with
+// signals, which interrupt a goroutine asleep in the kernel
+// (GODEBUG=asyncpreemptoff=1 turns them off).
+func preemptSignals() bool {
+	return !strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,")
+}
+
+// blockingLoops is the number of event loops of every Server in the
+// process, and of processor keepers (keeper_linux.go), that block in
+// epoll_wait holding a processor. Together they
 // must leave one processor (GOMAXPROCS) to everything else: two Servers
 // each counting on the one left would take both of a two-processor
 // process, and every other goroutine would wait for a preemption signal
@@ -533,6 +559,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			l.request(loopStop)
 			<-l.done
 		}
+		s.unhold()
 		close(s.done)
 	})
 	<-s.done

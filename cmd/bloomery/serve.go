@@ -67,7 +67,7 @@ snapshot written.`,
 				return usageErrorf("%v", err)
 			}
 			cfg.Logger = log
-			cfg.ManageGoMemory = true
+			cfg.ManageGoRuntime = true
 			return runServer(cmd.Context(), cfg)
 		},
 	}
