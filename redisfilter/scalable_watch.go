@@ -77,14 +77,17 @@ func (s *Scalable) addWatched(ctx context.Context, m *scalableMeta, hashes []blo
 		older := &bitProbes{m: m, subs: last, hashes: hashes} // classic older sub-filters
 		var watch *redis.Cmd
 		// A WATCH sent in the pipeline is out of go-redis's sight: until
-		// EXEC ends it, every way out releases it, so the connection goes
-		// back to the pool unwatched (go-redis's Watch releases its own).
+		// EXEC is known to have run, every way out releases it, so the
+		// connection goes back to the pool unwatched (go-redis's Watch
+		// releases its own). The release's own failure is not the
+		// batch's: on a broken connection go-redis drops the connection.
+		// go-redis retries a pipeline on its first command's error, the
+		// WATCH's here: a Redis still loading its data (LOADING) fails
+		// the batch at once rather than after MaxRetries backoffs.
 		armed := inPipe
 		defer func() {
 			if armed {
-				if uerr := tx.Unwatch(ctx).Err(); err == nil {
-					err = uerr
-				}
+				_ = tx.Unwatch(ctx).Err()
 			}
 		}()
 		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -109,7 +112,6 @@ func (s *Scalable) addWatched(ctx context.Context, m *scalableMeta, hashes []blo
 			return nil
 		}
 		var gate *redis.Cmd
-		armed = false // EXEC, run or aborted, ends the WATCH
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			gate = p.Eval(ctx, gateLua, []string{s.name, lastKey, m.holdKey(), m.pendingKey()},
 				m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0)
@@ -117,12 +119,19 @@ func (s *Scalable) addWatched(ctx context.Context, m *scalableMeta, hashes []blo
 			p.Eval(ctx, ungateLua, []string{lastKey, m.holdKey()})
 			return nil
 		})
+		// EXEC ran (and ended the WATCH) when it committed, was aborted
+		// by the WATCH, or discarded the queue (EXECABORT); any other
+		// error may come before it (a hook, a limiter, MULTI refused), so
+		// the deferred UNWATCH stays armed, as go-redis does for its own.
+		armed = inPipe && err != nil && !errors.Is(err, redis.TxFailedErr) && !redis.IsExecAbortError(err)
 		if errors.Is(err, redis.TxFailedErr) {
 			code = codeConflict
 			return nil
 		}
 		g, gerr := gate.Int64Slice()
 		switch {
+		case gerr != nil && err != nil && gate.Err() == nil: // the transaction failed before the gate's reply
+			return err
 		case gerr != nil:
 			return s.scriptErr(gerr)
 		case len(g) != 2 || g[1] < 0:

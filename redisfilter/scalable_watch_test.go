@@ -2,6 +2,8 @@ package redisfilter
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bloomery/bloom"
@@ -86,5 +88,61 @@ func TestWatchedWritesReleaseTheWatch(t *testing.T) {
 				t.Fatalf("item %q lost", batch[i])
 			}
 		}
+	}
+}
+
+// refuseMulti is a go-redis hook that, while on, fails every transaction
+// before it is sent, as a circuit breaker or a limiter would.
+type refuseMulti struct{ on atomic.Bool }
+
+var errRefused = errors.New("refused by a hook")
+
+func (h *refuseMulti) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *refuseMulti) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *refuseMulti) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.on.Load() && len(cmds) > 0 && cmds[0].Name() == "multi" {
+			return errRefused
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestWatchedWriteFailingBeforeExec: a transaction that fails before
+// EXEC is sent (here a hook refuses it) leaves the WATCH of its reads
+// in force on the server, so the write must release it: the batch fails
+// with the hook's error, and the next watched write on the same pooled
+// connection, after another client's add, goes through.
+func TestWatchedWriteFailingBeforeExec(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := newClient(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 1})
+	t.Cleanup(func() { c.Close() })
+	hook := &refuseMulti{}
+	c.AddHook(hook)
+	other := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { other.Close() })
+
+	s := mustCreateScalable(t, c, "refused", 100000, 0.001, bloom.Growth{})
+	hook.on.Store(true)
+	if _, err := s.AddMany(ctx, items("a", 0, 200)); !errors.Is(err, errRefused) {
+		t.Fatalf("AddMany with the transaction refused: %v, want the hook's error", err)
+	}
+	hook.on.Store(false)
+	s.watchOff.Store(0)
+	o, err := OpenScalable(ctx, other, "refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.AddMany(ctx, items("b", 0, 200)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMany(ctx, items("c", 0, 200)); err != nil {
+		t.Fatal(err)
+	}
+	if s.watchOff.Load() != 0 {
+		t.Fatal("the watched write after a refused transaction aborted: its WATCH was left on the pooled connection")
 	}
 }

@@ -27,15 +27,18 @@ import (
 // (loop_linux.go), which is what the keeper does with nothing to serve.
 //
 // Cost. The keeper adds one processor to GOMAXPROCS for the processor it
-// holds, so the rest of the process runs as before; it counts as a
+// holds, so the rest of the process runs as before. It counts as a
 // blocking event loop (blockingLoops), so loops started later still
-// leave a processor to everything else. Its thread sleeps in
-// epoll_wait and uses no CPU; the runtime's preemption signals (a
-// collection's stop-the-world) interrupt it, as they interrupt a blocking
-// loop. Setting GOMAXPROCS stops the runtime's own updates of it (to a
-// changed CPU limit of the container) for the life of the process. One
-// keeper serves every Server of the process that asks for it; the last
-// release stops it and gives the processor back.
+// leave a processor to everything else, and event loops started later do
+// not count its processor among those they may take (eventLoops). Its
+// thread sleeps in epoll_wait and uses no CPU; the runtime's preemption
+// signals (a collection's stop-the-world) interrupt it, as they interrupt
+// a blocking loop, and without them (GODEBUG asyncpreemptoff) there is no
+// keeper. Setting GOMAXPROCS stops the runtime's own updates of it (to a
+// changed CPU limit of the container) for the life of the process; the
+// last release sets back the value it found, unless someone else set
+// GOMAXPROCS meanwhile. One keeper serves every Server of the process
+// that asks for it; the last release stops it.
 
 // keeperProcs is the number of processors a keeper adds to GOMAXPROCS.
 const keeperProcs = 1
@@ -44,7 +47,19 @@ var keeper struct {
 	mu           sync.Mutex
 	refs         int
 	epfd, wakefd int
-	done         chan struct{} // closed when the keeper's goroutine has returned
+	done         chan struct{} // closed when the keeper's goroutine has returned; nil: no keeper
+	procs, set   int           // GOMAXPROCS before the keeper, and as it set it
+}
+
+// keptProcessors is the number of processors in GOMAXPROCS that a
+// keeper holds (0 or keeperProcs): not there for event loops to take.
+func keptProcessors() int {
+	keeper.mu.Lock()
+	defer keeper.mu.Unlock()
+	if keeper.done == nil {
+		return 0
+	}
+	return keeperProcs
 }
 
 // holdProcessor starts the keeper, or counts one more user of it; release
@@ -75,7 +90,9 @@ func holdProcessor() (release func(), err error) {
 			return nil, fmt.Errorf("server: keeper: %w", err)
 		}
 		blockingLoops.Add(1) // before GOMAXPROCS grows: a loop starting meanwhile sees one processor fewer, not more
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+		keeper.procs = runtime.GOMAXPROCS(0)
+		keeper.set = keeper.procs + keeperProcs
+		runtime.GOMAXPROCS(keeper.set)
 		keeper.epfd, keeper.wakefd, keeper.done = epfd, wakefd, make(chan struct{})
 		go keep(epfd, keeper.done)
 	}
@@ -97,7 +114,9 @@ func unholdProcessor() {
 	unix.Close(keeper.epfd)
 	unix.Close(keeper.wakefd)
 	keeper.done = nil
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
+	if runtime.GOMAXPROCS(0) == keeper.set { // else someone set it since: theirs stands
+		runtime.GOMAXPROCS(keeper.procs)
+	}
 	blockingLoops.Add(-1)
 }
 
@@ -105,7 +124,9 @@ func unholdProcessor() {
 // its processor (RawSyscall6 does not tell the runtime), until the
 // eventfd in epfd is written. A signal's EINTR returns to Go code, where
 // a pending preemption takes effect. On any other error it gives the
-// processor back early (the descriptors stay open until the release).
+// processor back early (the descriptors stay open until the release;
+// only a broken epoll set could do that: the loss is the keeper's
+// purpose, not correctness).
 func keep(epfd int, done chan struct{}) {
 	defer close(done)
 	events := make([]unix.EpollEvent, 1)

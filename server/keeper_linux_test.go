@@ -28,6 +28,9 @@ func TestProcessorKeeper(t *testing.T) {
 	if got := blockingLoops.Load(); got != loops+1 {
 		t.Errorf("blocking loops %d with two holders, want %d", got, loops+1)
 	}
+	if got, want := eventLoops(Config{Backend: "memory"}), max(1, procs-1); got != want {
+		t.Errorf("a memory server would start %d event loops with a keeper held, want %d as without", got, want)
+	}
 	collected := make(chan struct{})
 	go func() {
 		for range 5 {
@@ -56,5 +59,35 @@ func TestProcessorKeeper(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != procs+1 {
 		t.Errorf("GOMAXPROCS %d after a restart, want %d", got, procs+1)
 	}
+	runtime.GOMAXPROCS(procs + 3) // someone else's setting, while the keeper holds
 	c()
+	if got := runtime.GOMAXPROCS(0); got != procs+3 {
+		t.Errorf("GOMAXPROCS %d after the release, want %d: a setting made during the hold stands", got, procs+3)
+	}
+	runtime.GOMAXPROCS(procs)
+}
+
+// TestPreemptSignalsIn: GODEBUG's asyncpreemptoff turns the preemption
+// signals off with any number but 0, the last setting counting; a value
+// that is not a number is ignored, as the runtime ignores it.
+func TestPreemptSignalsIn(t *testing.T) {
+	for _, tc := range []struct {
+		godebug string
+		on      bool
+	}{
+		{"", true},
+		{"asyncpreemptoff=0", true},
+		{"asyncpreemptoff=1", false},
+		{"asyncpreemptoff=2", false},
+		{"gctrace=1,asyncpreemptoff=1", false},
+		{"asyncpreemptoff=1,asyncpreemptoff=0", true},
+		{"asyncpreemptoff=0,asyncpreemptoff=1", false},
+		{"asyncpreemptoff=yes", true},
+		{"asyncpreemptoff=1,asyncpreemptoff=x", false},
+		{"xasyncpreemptoff=1", true},
+	} {
+		if got := preemptSignalsIn(tc.godebug); got != tc.on {
+			t.Errorf("GODEBUG=%q: signals on %v, want %v", tc.godebug, got, tc.on)
+		}
+	}
 }

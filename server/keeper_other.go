@@ -8,3 +8,6 @@ func holdProcessor() (release func(), err error) { return func() {}, nil }
 
 // keeperProcs is the number of processors a keeper adds to GOMAXPROCS.
 const keeperProcs = 0
+
+// keptProcessors: no keeper holds any.
+func keptProcessors() int { return 0 }

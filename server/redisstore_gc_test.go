@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"testing"
@@ -22,9 +23,9 @@ func goGC() (percent int64, limit uint64) {
 
 // TestRedisBackendManagesGC: with ManageGoRuntime, the Redis backend turns
 // GOGC off under a soft memory limit of what is live plus room, on Linux
-// holds a processor with the keeper (keeper_linux.go: one more in
-// GOMAXPROCS), and gives the runtime its settings back when the server
-// shuts down; without it, the runtime is left alone.
+// holds a processor with the keeper once it serves (keeper_linux.go: one
+// more in GOMAXPROCS), and gives the runtime its settings back when the
+// server shuts down; without it, the runtime is left alone.
 func TestRedisBackendManagesGC(t *testing.T) {
 	rd := redistest.Start(t)
 	before, _ := goGC()
@@ -45,13 +46,23 @@ func TestRedisBackendManagesGC(t *testing.T) {
 	if _, l := goGC(); l < 64<<20 || l > 1<<40 {
 		t.Errorf("memory limit %d, want live memory and 64 MiB of room", l)
 	}
-	if want := procs + keeperProcs; runtime.GOMAXPROCS(0) != want {
-		t.Errorf("GOMAXPROCS %d while serving, want %d", runtime.GOMAXPROCS(0), want)
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d before serving, want %d: the keeper starts with serving", got, procs)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	waitFor(t, "the keeper's processor", func() bool { return runtime.GOMAXPROCS(0) == procs+keeperProcs })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 	waitFor(t, "the runtime's settings back", func() bool { p, l := goGC(); return p == before && l == math.MaxInt64 })
 	if got := runtime.GOMAXPROCS(0); got != procs {

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,7 +66,7 @@ type Server struct {
 	shutOnce sync.Once
 	shutErr  error
 	httpSrv  *http.Server
-	unhold   func() // gives back the processor keeper (keeper_linux.go)
+	unhold   func() // gives back the processor keeper (keeper_linux.go); nil: none held
 }
 
 // New makes a server: it opens the backend (for the memory backend,
@@ -94,7 +95,6 @@ func New(cfg Config) (*Server, error) {
 		if cfg.ManageGoRuntime {
 			go s.manageRedisMemory()
 		}
-		s.holdProcessor()
 		return s, nil
 	}
 	m, err := s.openMemory(cfg)
@@ -105,16 +105,15 @@ func New(cfg Config) (*Server, error) {
 	m.ks.expiring = func(key string) { journal(key); s.track.invalidate(nil, []string{key}) }
 	s.backend, s.keys, s.bloom, s.cuckoo = m, m, m, memCuckoo{m}
 	go s.sweep(m)
-	s.holdProcessor()
 	return s, nil
 }
 
 // holdProcessor starts the processor keeper (keeper_linux.go) for a
 // server that serves its connections with goroutines, when it may manage
-// the runtime; Shutdown gives it back.
+// the runtime and is not shutting down; Shutdown gives it back. The
+// caller holds s.mu.
 func (s *Server) holdProcessor() {
-	s.unhold = func() {}
-	if !s.cfg.ManageGoRuntime || s.loopsN > 0 {
+	if !s.cfg.ManageGoRuntime || s.loopsN > 0 || s.unhold != nil || s.closing.Load() {
 		return
 	}
 	release, err := holdProcessor()
@@ -168,7 +167,9 @@ func eventLoops(cfg Config) int {
 	case cfg.EventLoops > 0:
 		return cfg.EventLoops
 	}
-	return max(1, runtime.GOMAXPROCS(0)-1) // one processor left for the rest: the loops block in epoll_wait
+	// One processor left for the rest (the loops block in epoll_wait);
+	// a processor keeper's own is not there to take (keeper_linux.go).
+	return max(1, runtime.GOMAXPROCS(0)-keptProcessors()-1)
 }
 
 // limitsHint adds to a failure to load the data directory, when a
@@ -322,6 +323,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) startLoops() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.holdProcessor() // when connections are served by goroutines after all
 	if s.loopsN == 0 || s.loops != nil {
 		return
 	}
@@ -349,10 +351,25 @@ func (s *Server) startLoops() {
 }
 
 // preemptSignals reports whether the runtime preempts goroutines with
-// signals, which interrupt a goroutine asleep in the kernel
-// (GODEBUG=asyncpreemptoff=1 turns them off).
-func preemptSignals() bool {
-	return !strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,")
+// signals, which interrupt a goroutine asleep in the kernel. The runtime
+// reads GODEBUG once, at startup, so this does too (preemptSignalsIn).
+func preemptSignals() bool { return preemptOn }
+
+var preemptOn = preemptSignalsIn(os.Getenv("GODEBUG"))
+
+// preemptSignalsIn reports whether the GODEBUG value godebug leaves the
+// preemption signals on: any asyncpreemptoff other than 0 turns them
+// off, and the last setting counts, as in the runtime's parsing.
+func preemptSignalsIn(godebug string) bool {
+	on := true
+	for _, kv := range strings.Split(godebug, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "asyncpreemptoff="); ok {
+			if n, err := strconv.Atoi(v); err == nil { // the runtime ignores a value that is not a number
+				on = n == 0
+			}
+		}
+	}
+	return on
 }
 
 // blockingLoops is the number of event loops of every Server in the
@@ -559,7 +576,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			l.request(loopStop)
 			<-l.done
 		}
-		s.unhold()
+		s.mu.Lock()
+		unhold := s.unhold
+		s.mu.Unlock()
+		if unhold != nil {
+			unhold()
+		}
 		close(s.done)
 	})
 	<-s.done
