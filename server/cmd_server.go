@@ -240,6 +240,7 @@ func (s *Server) infoSection(sec string) []infoField {
 			f("rejected_connections", s.stats.rejected.Load()),
 			f("expired_keys", s.stats.expired.Load()),
 			f("acl_access_denied_auth", s.stats.authFailures.Load()),
+			f("busy_poll_wakeups", s.metrics.busyPolls()),
 		}
 	case "replication", "modules", "cluster":
 		return setupInfo(sec)

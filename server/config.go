@@ -73,6 +73,12 @@ type Config struct {
 	// the memory backend on Linux (docs/DESIGN.md §8, step 1). Default:
 	// GOMAXPROCS − 1, at least 1.
 	EventLoops int
+	// BusyPoll is how long an event loop that has been at least half
+	// busy polls for input before it sleeps in epoll_wait (Linux;
+	// loop_poll_linux.go, docs/DESIGN.md §8 "Busy polling"): the CPU it
+	// costs buys the wake-ups of the loop and of its clients. Default:
+	// DefaultBusyPoll; negative: never; at most MaxBusyPoll.
+	BusyPoll time.Duration
 	// GoroutinePerConn serves each connection with a goroutine of its
 	// own instead of event loops: the only way on other systems and with
 	// the Redis backend.
@@ -124,6 +130,10 @@ const (
 	// DefaultWriteTimeout is how long a reply may wait for a client to
 	// read it.
 	DefaultWriteTimeout = 60 * time.Second
+	// DefaultBusyPoll is the default of Config.BusyPoll.
+	DefaultBusyPoll = 100 * time.Microsecond
+	// MaxBusyPoll is the largest Config.BusyPoll accepted.
+	MaxBusyPoll = time.Millisecond
 	// MinBufferLimit is the smallest MaxBulk and MaxQueryBuffer accepted:
 	// Redis's minimum of proto-max-bulk-len and client-query-buffer-limit.
 	MinBufferLimit = 1 << 20
@@ -164,6 +174,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.BusyPoll == 0 {
+		cfg.BusyPoll = DefaultBusyPoll
 	}
 	cfg.Limits = limitsWithDefaults(cfg.Limits)
 	if cfg.Logger == nil {
@@ -208,6 +221,9 @@ func (cfg Config) check() error {
 		}
 	default:
 		return fmt.Errorf("server: FilterLayout %q: want %s or %s", cfg.FilterLayout, LayoutBloomery, LayoutRedisBloom)
+	}
+	if cfg.BusyPoll > MaxBusyPoll {
+		return fmt.Errorf("server: BusyPoll %v is above the maximum, %v", cfg.BusyPoll, MaxBusyPoll)
 	}
 	if cfg.Pprof && cfg.MetricsAddr == "" {
 		return fmt.Errorf("server: Pprof needs MetricsAddr (the profiles are served there)")

@@ -71,6 +71,7 @@ type eventLoop struct {
 	parkBy time.Time       // epfile's read deadline
 	wakefd int             // an eventfd
 	shard  *statShard
+	poller busyPoll // when block: whether to poll before sleeping (loop_poll_linux.go)
 	events []unix.EpollEvent
 	conns  []*loopConn // by file descriptor
 	open   int         // connections in conns
@@ -127,6 +128,7 @@ func newEventLoop(s *Server, shard *statShard, block bool) (*eventLoop, error) {
 		return nil, fmt.Errorf("server: epoll: %w", err)
 	}
 	l := &eventLoop{srv: s, epfd: epfd, block: block, wakefd: wakefd, shard: shard,
+		poller: busyPoll{limit: s.cfg.BusyPoll, start: time.Now()},
 		events: make([]unix.EpollEvent, 256), done: make(chan struct{})}
 	if block {
 		return l, nil // epfd stays out of Go's poller: a blocking descriptor
@@ -174,6 +176,9 @@ func (l *eventLoop) run() {
 			l.lastTick = l.now
 			l.checkTimeouts()
 		}
+		if l.block {
+			l.poller.turned(l.now, time.Now())
+		}
 	}
 }
 
@@ -190,6 +195,9 @@ func (l *eventLoop) wait() int {
 		by = l.lastTick.Add(loopTick)
 	}
 	if l.block {
+		if n := l.poller.spin(l); n > 0 {
+			return n
+		}
 		return l.blockingPoll(by)
 	}
 	if !by.Equal(l.parkBy) {

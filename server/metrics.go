@@ -72,6 +72,16 @@ func (m *metrics) processed() int64 {
 	return n
 }
 
+// busyPolls is INFO's busy_poll_wakeups: the event loops' turns whose
+// input a busy poll found, each a sleep and a wake-up saved.
+func (m *metrics) busyPolls() int64 {
+	n := int64(0)
+	for _, sh := range m.shards {
+		n += sh.busyPolls.Load()
+	}
+	return n
+}
+
 // backendCollector exports the backend's figures from one Stats call per
 // scrape: bloomery_keys, bloomery_filter_bytes, and the numeric fields of
 // the INFO persistence section as gauges bloomery_persistence_<name>.

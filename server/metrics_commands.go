@@ -29,6 +29,7 @@ type cmdCounts struct {
 type statShard struct {
 	cmds      []cmdCounts // by command.idx
 	processed atomic.Int64
+	busyPolls atomic.Int64 // an event loop's turns whose input a busy poll found (loop_poll_linux.go)
 }
 
 // latencyBucket is the index of the first bucket of latencyBuckets whose

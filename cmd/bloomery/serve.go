@@ -27,6 +27,7 @@ func newServeCmd() *cobra.Command {
 		maxBulk                   = bytesValue(resp.DefaultMaxBulk)
 		maxQuery                  = bytesValue(resp.DefaultMaxQueryBuffer)
 		configFile, level, format string
+		busyPoll                  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -62,9 +63,13 @@ snapshot written.`,
 				return usageErrorf("%v", err)
 			}
 			cfg.MaxMemory, cfg.MaxFilterBytes = uint64(maxMemory), uint64(maxFilter)
+			cfg.BusyPoll = busyPoll
 			cfg.Limits = resp.Limits{MaxBulk: int64(maxBulk), MaxQueryBuffer: int64(maxQuery)}
 			if err := checkServeFlags(cfg); err != nil {
 				return usageErrorf("%v", err)
+			}
+			if cfg.BusyPoll == 0 {
+				cfg.BusyPoll = -1 // never: the Config's zero is its default
 			}
 			cfg.Logger = log
 			cfg.ManageGoRuntime = true
@@ -84,6 +89,7 @@ snapshot written.`,
 	f.DurationVar(&cfg.IdleTimeout, "timeout", 0, "close clients that sent nothing for this long, e.g. 5m (0: never)")
 	f.DurationVar(&cfg.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "close clients that do not read their replies for this long")
 	f.IntVar(&cfg.EventLoops, "event-loops", 0, "event loops serving connections on Linux (0: one fewer than the CPUs the Go runtime uses, at least 1)")
+	f.DurationVar(&busyPoll, "busy-poll", server.DefaultBusyPoll, "how long a busy event loop polls for input before it sleeps, e.g. 50us (0: never; at most 1ms)")
 	f.BoolVar(&cfg.GoroutinePerConn, "goroutine-per-conn", false, "serve each connection with a goroutine of its own instead of event loops")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, without authentication (:PORT is every interface)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "also serve Go's profiles at http://ADDR/debug/pprof/ on --metrics-addr")

@@ -28,6 +28,8 @@ func checkServeFlags(cfg server.Config) error {
 			fmt.Sprintf("--appendfsync %q: want always, everysec or no", cfg.AppendFsync)},
 		{cfg.MaxClients < 1, fmt.Sprintf("--maxclients %d: want at least 1", cfg.MaxClients)},
 		{cfg.EventLoops < 0, fmt.Sprintf("--event-loops %d: want 0 (automatic) or more", cfg.EventLoops)},
+		{cfg.BusyPoll < 0 || cfg.BusyPoll > server.MaxBusyPoll,
+			fmt.Sprintf("--busy-poll %v: want 0 (never) up to %v", cfg.BusyPoll, server.MaxBusyPoll)},
 		{cfg.IdleTimeout < 0, fmt.Sprintf("--timeout %v: want 0 (never) or more", cfg.IdleTimeout)},
 		{cfg.WriteTimeout <= 0, fmt.Sprintf("--write-timeout %v: want more than 0", cfg.WriteTimeout)},
 		{bulk < server.MinBufferLimit, fmt.Sprintf("--proto-max-bulk-len %d: want at least 1mb (Redis's minimum)", bulk)},

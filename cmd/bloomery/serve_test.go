@@ -20,6 +20,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--maxclients", "-5"}, "--maxclients -5: want at least 1"},
 		{[]string{"--timeout", "-1s"}, "--timeout -1s: want 0 (never) or more"},
 		{[]string{"--event-loops", "-2"}, "--event-loops -2: want 0 (automatic) or more"},
+		{[]string{"--busy-poll", "-1us"}, "--busy-poll -1µs: want 0 (never) up to 1ms"},
+		{[]string{"--busy-poll", "2ms"}, "--busy-poll 2ms: want 0 (never) up to 1ms"},
 		{[]string{"--write-timeout", "0"}, "--write-timeout 0s: want more than 0"},
 		{[]string{"--client-query-buffer-limit", "1"}, "--client-query-buffer-limit 1: want at least 1mb"},
 		{[]string{"--client-query-buffer-limit", "0"}, "--client-query-buffer-limit 0: want at least 1mb"},

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBusyPollTurned: a loop polls before sleeping (hot) after a window
+// in which its turns took at least half the time, and stops after one in
+// which they took less; with no limit it never does.
+func TestBusyPollTurned(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	// A turn is [start, end) in milliseconds since t0.
+	type turn struct{ start, end float64 }
+	for _, tc := range []struct {
+		name  string
+		limit time.Duration
+		turns []turn
+		hot   bool
+	}{
+		{"no turns", DefaultBusyPoll, nil, false},
+		{"window not over", DefaultBusyPoll, []turn{{0, 9}}, false},
+		{"busy window", DefaultBusyPoll, []turn{{0, 4}, {4.5, 10}}, true},
+		{"half busy", DefaultBusyPoll, []turn{{0, 2.5}, {7.5, 10}}, true},
+		{"under half", DefaultBusyPoll, []turn{{0, 2}, {7.5, 10}}, false},
+		{"idle after busy", DefaultBusyPoll, []turn{{0, 10}, {30, 30.1}}, false},
+		{"busy after idle", DefaultBusyPoll, []turn{{0, 0.1}, {40, 41}, {41.1, 51.1}}, true},
+		{"busy window not over after idle", DefaultBusyPoll, []turn{{0, 0.1}, {40, 41}, {41.1, 50.1}}, false},
+		{"long sleep, one short turn", DefaultBusyPoll, []turn{{1000, 1000.05}}, false},
+		{"off", -1, []turn{{0, 10}, {10, 20}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := busyPoll{limit: tc.limit, start: t0}
+			for _, tr := range tc.turns {
+				p.turned(t0.Add(ms(tr.start)), t0.Add(ms(tr.end)))
+			}
+			if p.hot != tc.hot {
+				t.Fatalf("hot = %v, want %v (busy %v since %v)", p.hot, tc.hot, p.busy, p.start.Sub(t0))
+			}
+		})
+	}
+}
+
+// TestBusyPollSpin: a hot loop's spin returns the events a poll finds,
+// counting those found after an empty poll as a sleep saved, and gives up
+// after its limit; a loop that is not hot does not poll at all.
+func TestBusyPollSpin(t *testing.T) {
+	onePath(t)
+	srv, _ := startServer(t, Config{})
+	shard := &statShard{}
+	l, err := newEventLoop(srv, shard, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.end()
+	limit := 2 * time.Millisecond
+	p := busyPoll{limit: limit}
+
+	begin := time.Now()
+	if n := p.spin(l); n != 0 || time.Since(begin) >= limit {
+		t.Fatalf("cold spin: %d events after %v; want 0 at once", n, time.Since(begin))
+	}
+	p.hot = true
+	begin = time.Now()
+	if n := p.spin(l); n != 0 || time.Since(begin) < limit {
+		t.Fatalf("hot spin with nothing ready: %d events after %v; want 0 after %v", n, time.Since(begin), limit)
+	}
+	l.wake() // the eventfd is ready before the spin: its first poll finds it
+	if n := p.spin(l); n != 1 || shard.busyPolls.Load() != 0 {
+		t.Fatalf("spin with an event ready: %d events, %d sleeps saved; want 1, 0", n, shard.busyPolls.Load())
+	}
+	l.takeInbox()
+	p.limit = 5 * time.Second
+	go func() {
+		time.Sleep(time.Millisecond)
+		l.wake()
+	}()
+	if n := p.spin(l); n != 1 || shard.busyPolls.Load() != 1 {
+		t.Fatalf("spin while an event comes: %d events, %d sleeps saved; want 1, 1", n, shard.busyPolls.Load())
+	}
+}
+
+// TestBusyPollEngages: with a server's one loop kept busy by pipelines
+// of PINGs, the loop polls and finds the next pipeline without sleeping
+// (INFO busy_poll_wakeups grows); with BusyPoll off it never does, and a
+// client that sends a PING every 2 ms never makes the loop poll (it
+// sleeps between them, at no CPU cost).
+func TestBusyPollEngages(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("with one processor the loops park in Go's scheduler and do not poll")
+	}
+	onePath(t)
+	const pipeline = 1000
+	batch := bytes.Repeat([]byte("*1\r\n$4\r\nPING\r\n"), pipeline)
+	want := pipeline * len("+PONG\r\n")
+	wakeups := func(c *rawConn) int {
+		reply := c.do("INFO", "stats")
+		_, v, _ := strings.Cut(reply, "busy_poll_wakeups:")
+		v, _, _ = strings.Cut(v, "\r\n")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("INFO stats: no busy_poll_wakeups in %q", reply)
+		}
+		return n
+	}
+	// load sends pipelines until the loop has saved a sleep or for d.
+	load := func(c *rawConn, d time.Duration) int {
+		buf := make([]byte, want)
+		for end := time.Now().Add(d); time.Now().Before(end); {
+			c.nc.SetDeadline(time.Now().Add(rawTimeout))
+			if _, err := c.nc.Write(batch); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c.nc, buf); err != nil {
+				t.Fatal(err)
+			}
+			if n := wakeups(c); n > 0 {
+				return n
+			}
+		}
+		return wakeups(c)
+	}
+	for _, tc := range []struct {
+		name     string
+		busyPoll time.Duration
+		polls    bool
+	}{{"on", 0, true}, {"off", -1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, addr := startServer(t, Config{EventLoops: 1, BusyPoll: tc.busyPoll})
+			c := dialRaw(t, addr)
+			c.do("PING") // the loops run
+			srv.mu.Lock()
+			block := len(srv.loops) == 1 && srv.loops[0].block
+			srv.mu.Unlock()
+			if !block {
+				t.Skip("the loop does not block in epoll_wait (another server in the process holds the processors)")
+			}
+			d := 2 * time.Second
+			if tc.polls {
+				d = 20 * time.Second // until it polls: a slow machine only makes the loop busier
+			}
+			if n := load(c, d); (n > 0) != tc.polls {
+				t.Fatalf("busy_poll_wakeups after pipelined load: %d; want polls: %v", n, tc.polls)
+			}
+		})
+	}
+	t.Run("trickle", func(t *testing.T) {
+		_, addr := startServer(t, Config{EventLoops: 1})
+		c := dialRaw(t, addr)
+		for range 50 {
+			if got := c.do("PING"); got != rawStatus("PONG") {
+				t.Fatalf("PING: %q", got)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if n := wakeups(c); n != 0 {
+			t.Fatalf("busy_poll_wakeups after a PING every 2 ms: %d; want 0", n)
+		}
+	})
+}
