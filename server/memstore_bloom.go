@@ -131,7 +131,33 @@ func (m *memstore) addLocked(key string, items [][]byte, create *createOpts, res
 		args = append(args, wordItems)
 	}
 	head, n := len(args), 0
-	for _, item := range items {
+	if len(items) > 1 {
+		// One Scalable.AddMany first: its batches request their blocks
+		// ahead, so the items' cache misses overlap (BF.MADD of 10 at
+		// -P 1 spent a sixth of the server's CPU waiting on them one by
+		// one). It stops at a refused item, which the loop below meets
+		// again and answers as RedisBloom does.
+		var buf [16]bool
+		isNew, sc := buf[:], (*addRunScratch)(nil)
+		if len(items) > len(buf) {
+			sc = runScratch.Get().(*addRunScratch)
+			sc.isNew = resized(sc.isNew, len(items))
+			isNew = sc.isNew
+		}
+		n, _ = e.filter.AddMany(items, isNew)
+		setAddResults(res, isNew[:n])
+		if args != nil {
+			for i, item := range items[:n] {
+				if isNew[i] {
+					args = append(args, item)
+				}
+			}
+		}
+		if sc != nil {
+			runScratch.Put(sc)
+		}
+	}
+	for _, item := range items[n:] {
 		added, err := e.filter.Add(item)
 		switch {
 		case errors.Is(err, bloom.ErrCannotGrow): // as RedisBloom: this item fails, the next are tried
