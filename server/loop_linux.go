@@ -128,7 +128,7 @@ func newEventLoop(s *Server, shard *statShard, block bool) (*eventLoop, error) {
 		return nil, fmt.Errorf("server: epoll: %w", err)
 	}
 	l := &eventLoop{srv: s, epfd: epfd, block: block, wakefd: wakefd, shard: shard,
-		poller: busyPoll{limit: s.cfg.BusyPoll, start: time.Now()},
+		poller: busyPoll{limit: s.cfg.BusyPoll, start: time.Now(), shard: shard},
 		events: make([]unix.EpollEvent, 256), done: make(chan struct{})}
 	if block {
 		return l, nil // epfd stays out of Go's poller: a blocking descriptor

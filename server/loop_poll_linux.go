@@ -29,6 +29,8 @@ type busyPoll struct {
 	start time.Time     // of the current window
 	busy  time.Duration // spent in turns since start
 	ended time.Time     // when the last turn ended: the polling's start
+	found bool          // the last wait's poll found events (turned counts its time)
+	shard *statShard    // the loop's counters: busyPolls, pollNanos
 }
 
 // busyWindow is how long the loop's busy share is measured over before
@@ -41,6 +43,10 @@ func (p *busyPoll) turned(from, to time.Time) {
 	if p.limit <= 0 {
 		return
 	}
+	if p.found { // the wait since the last turn was all polling
+		p.found = false
+		p.shard.pollNanos.Add(int64(from.Sub(p.ended)))
+	}
 	p.ended = to
 	p.busy += to.Sub(from)
 	if elapsed := to.Sub(p.start); elapsed >= busyWindow {
@@ -52,7 +58,8 @@ func (p *busyPoll) turned(from, to time.Time) {
 // spin polls l's epoll set until events are ready (their number) or the
 // limit has passed (0), when the loop is hot; else it returns 0 at once.
 // Events a later poll found, not the first, count as a sleep saved
-// (statShard.busyPolls).
+// (statShard.busyPolls), and the time from the turn's end to the poll
+// that found them, or to the limit, as polling (statShard.pollNanos).
 func (p *busyPoll) spin(l *eventLoop) int {
 	if !p.hot {
 		return 0
@@ -63,10 +70,12 @@ func (p *busyPoll) spin(l *eventLoop) int {
 	until := p.ended.Add(p.limit) // one clock read fewer a turn
 	for {
 		if n := l.poll(); n > 0 {
-			l.shard.busyPolls.Add(1)
+			p.shard.busyPolls.Add(1)
+			p.found = true
 			return n
 		}
-		if time.Now().After(until) {
+		if now := time.Now(); now.After(until) {
+			p.shard.pollNanos.Add(int64(now.Sub(p.ended)))
 			return 0
 		}
 	}

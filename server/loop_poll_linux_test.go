@@ -60,7 +60,7 @@ func TestBusyPollSpin(t *testing.T) {
 	}
 	defer l.end()
 	limit := 2 * time.Millisecond
-	p := busyPoll{limit: limit}
+	p := busyPoll{limit: limit, shard: shard}
 
 	begin := time.Now()
 	if n := p.spin(l); n != 0 || time.Since(begin) >= limit {
@@ -71,6 +71,9 @@ func TestBusyPollSpin(t *testing.T) {
 	p.ended = begin // as turned leaves it at the end of a turn
 	if n := p.spin(l); n != 0 || time.Since(begin) < limit {
 		t.Fatalf("hot spin with nothing ready: %d events after %v; want 0 after %v", n, time.Since(begin), limit)
+	}
+	if polled := time.Duration(shard.pollNanos.Load()); polled < limit {
+		t.Fatalf("a spin that gave up after %v counted %v of polling", limit, polled)
 	}
 	l.wake() // the eventfd is ready before the spin: its first poll finds it
 	if n := p.spin(l); n != 1 || shard.busyPolls.Load() != 0 {
@@ -84,6 +87,11 @@ func TestBusyPollSpin(t *testing.T) {
 	}()
 	if n := p.spin(l); n != 1 || shard.busyPolls.Load() != 1 {
 		t.Fatalf("spin while an event comes: %d events, %d sleeps saved; want 1, 1", n, shard.busyPolls.Load())
+	}
+	before := shard.pollNanos.Load()
+	p.turned(time.Now(), time.Now()) // the turn after counts the polling that found its events
+	if polled := time.Duration(shard.pollNanos.Load() - before); polled < time.Millisecond {
+		t.Fatalf("a spin that found an event after 1 ms counted %v of polling", polled)
 	}
 }
 
@@ -100,16 +108,17 @@ func TestBusyPollEngages(t *testing.T) {
 	const pipeline = 1000
 	batch := bytes.Repeat([]byte("*1\r\n$4\r\nPING\r\n"), pipeline)
 	want := pipeline * len("+PONG\r\n")
-	wakeups := func(c *rawConn) int {
+	stat := func(c *rawConn, name string) int {
 		reply := c.do("INFO", "stats")
-		_, v, _ := strings.Cut(reply, "busy_poll_wakeups:")
+		_, v, _ := strings.Cut(reply, name+":")
 		v, _, _ = strings.Cut(v, "\r\n")
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			t.Fatalf("INFO stats: no busy_poll_wakeups in %q", reply)
+			t.Fatalf("INFO stats: no %s in %q", name, reply)
 		}
 		return n
 	}
+	wakeups := func(c *rawConn) int { return stat(c, "busy_poll_wakeups") }
 	// load sends pipelines until the loop has saved a sleep or for d.
 	load := func(c *rawConn, d time.Duration) int {
 		buf := make([]byte, want)
@@ -149,6 +158,9 @@ func TestBusyPollEngages(t *testing.T) {
 			if n := load(c, d); (n > 0) != tc.polls {
 				t.Fatalf("busy_poll_wakeups after pipelined load: %d; want polls: %v", n, tc.polls)
 			}
+			if us := stat(c, "busy_poll_us"); (us > 0) != tc.polls {
+				t.Fatalf("busy_poll_us after pipelined load: %d; want polls: %v", us, tc.polls)
+			}
 		})
 	}
 	t.Run("trickle", func(t *testing.T) {
@@ -160,6 +172,9 @@ func TestBusyPollEngages(t *testing.T) {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
+		// Each PING comes 2 ms after the last reply, so no poll can find
+		// it (busy_poll_us may still grow if a descheduled turn made one
+		// window look busy).
 		if n := wakeups(c); n != 0 {
 			t.Fatalf("busy_poll_wakeups after a PING every 2 ms: %d; want 0", n)
 		}

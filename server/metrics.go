@@ -72,14 +72,16 @@ func (m *metrics) processed() int64 {
 	return n
 }
 
-// busyPolls is INFO's busy_poll_wakeups: the event loops' turns whose
-// input a busy poll found, each a sleep and a wake-up saved.
-func (m *metrics) busyPolls() int64 {
-	n := int64(0)
+// busyPolls is INFO's busy_poll_wakeups and busy_poll_us: the event
+// loops' turns whose input a busy poll found, each a sleep and a wake-up
+// saved, and the microseconds spent polling (CPU time that the loops'
+// work did not need: docs/DESIGN.md §8, "Busy polling").
+func (m *metrics) busyPolls() (wakeups, micros int64) {
 	for _, sh := range m.shards {
-		n += sh.busyPolls.Load()
+		wakeups += sh.busyPolls.Load()
+		micros += sh.pollNanos.Load()
 	}
-	return n
+	return wakeups, micros / 1000
 }
 
 // backendCollector exports the backend's figures from one Stats call per

@@ -30,6 +30,7 @@ type statShard struct {
 	cmds      []cmdCounts // by command.idx
 	processed atomic.Int64
 	busyPolls atomic.Int64 // an event loop's turns whose input a busy poll found (loop_poll_linux.go)
+	pollNanos atomic.Int64 // and the time it spent polling
 }
 
 // latencyBucket is the index of the first bucket of latencyBuckets whose

@@ -113,6 +113,7 @@ type sample struct {
 	cpu     float64 // the server's CPU seconds per million requests (0: unknown)
 	backing float64 // the same of its backing redis-server (-backend redis)
 	client  float64 // the same of redis-benchmark, the load generator sharing the machine
+	polling float64 // of cpu, the time bloomery's event loops spent busy polling (INFO busy_poll_us)
 }
 
 func compare(o options, targets []*target, pipe int) error {
@@ -133,7 +134,7 @@ func compare(o options, targets []*target, pipe int) error {
 			}
 		}
 	}
-	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---:|---:|---|\n", pipe)
+	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | of which polling | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|\n", pipe)
 	for _, c := range o.cases {
 		ours := got[c.name+"/bloomery"]
 		for _, t := range targets {
@@ -153,10 +154,14 @@ func compare(o options, targets []*target, pipe int) error {
 			if t.backingPid != 0 {
 				backing = fmt.Sprintf("%.2f", bench.Median(field(s, func(x sample) float64 { return x.backing })))
 			}
-			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s |\n", c.name, t.name, c.command(t),
+			polling := "–"
+			if strings.HasPrefix(t.name, "bloomery") {
+				polling = fmt.Sprintf("%.2f", bench.Median(field(s, func(x sample) float64 { return x.polling })))
+			}
+			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %s |\n", c.name, t.name, c.command(t),
 				bench.Median(field(s, func(x sample) float64 { return x.rps })),
 				bench.Median(field(s, func(x sample) float64 { return x.cpu })), backing,
-				bench.Median(field(s, func(x sample) float64 { return x.client })), ratio,
+				bench.Median(field(s, func(x sample) float64 { return x.client })), polling, ratio,
 				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"))
 		}
 	}
@@ -172,12 +177,14 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
 		"-P", strconv.Itoa(pipe), "-r", "100000000", "--csv"}
 	args = append(args, strings.Fields(command)...)
+	poll0 := busyPollMicros(t)
 	cpu0, ok0 := redisbench.PidCPU(t.pid)
 	back0, okb0 := redisbench.PidCPU(t.backingPid)
 	rb := exec.Command("redis-benchmark", args...)
 	out, err := rb.Output()
 	cpu1, ok1 := redisbench.PidCPU(t.pid)
 	back1, okb1 := redisbench.PidCPU(t.backingPid)
+	poll1 := busyPollMicros(t)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: redis-benchmark %s: %w", t.name, command, err)
 	}
@@ -193,10 +200,30 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 	if t.backingPid != 0 && okb0 && okb1 {
 		s.backing = (back1 - back0).Seconds() * 1e6 / float64(requests)
 	}
+	s.polling = (poll1 - poll0) / float64(requests)
 	if ps := rb.ProcessState; ps != nil {
 		s.client = (ps.UserTime() + ps.SystemTime()).Seconds() * 1e6 / float64(requests)
 	}
 	return s, err
+}
+
+// busyPollMicros is INFO's busy_poll_us of t: the time its event loops
+// have spent polling for input rather than sleeping (0 for a server
+// without it, such as redis-server).
+func busyPollMicros(t *target) float64 {
+	cl := redis.NewClient(&redis.Options{Addr: t.addr, Protocol: 2})
+	defer cl.Close()
+	info, err := cl.Info(context.Background(), "stats").Result()
+	if err != nil {
+		return 0
+	}
+	_, v, ok := strings.Cut(info, "busy_poll_us:")
+	if !ok {
+		return 0
+	}
+	v, _, _ = strings.Cut(v, "\r\n")
+	n, _ := strconv.ParseFloat(v, 64)
+	return n
 }
 
 // prefill gives the exists cases something to find: 1e6 items in bf (in
