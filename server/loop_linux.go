@@ -176,7 +176,7 @@ func (l *eventLoop) run() {
 			l.lastTick = l.now
 			l.checkTimeouts()
 		}
-		if l.block {
+		if l.block && l.poller.limit > 0 {
 			l.poller.turned(l.now, time.Now())
 		}
 	}

@@ -19,8 +19,9 @@ import "time"
 // per idle gap, spent only while the loop is already at least half busy,
 // so a lightly loaded server (one client, a trickle of commands) never
 // polls and sleeps as before; a loop that saturates its core never waits
-// anyway. Between those, the loop's core stays busy while the load lasts.
-// Config.BusyPoll < 0 turns it off.
+// anyway. Between those, the loop's core stays busy while the load lasts,
+// which a CPU quota (a container's) counts: a server that shares a small
+// quota with other work should turn it off. Config.BusyPoll < 0 does.
 //
 // Concurrency: a busyPoll belongs to its loop's goroutine.
 type busyPoll struct {
@@ -40,7 +41,7 @@ const busyWindow = 10 * time.Millisecond
 // turned records a turn that ran from from to to (the time waiting for
 // events, polling included, is not a turn's).
 func (p *busyPoll) turned(from, to time.Time) {
-	if p.limit <= 0 {
+	if p.limit <= 0 { // the loop does not call it then, but the tests may
 		return
 	}
 	if p.found { // the wait since the last turn was all polling
