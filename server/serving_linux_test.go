@@ -69,10 +69,14 @@ func TestBlockingLoopsAcrossServers(t *testing.T) {
 		}
 		return srv.loops[0].block
 	}
+	// Each server starts its loops in Serve, on a goroutine of its own:
+	// the first has answered a PING (its loops run) before the second
+	// starts, or the two would race for the processor left.
 	first, addr1 := startServer(t, Config{EventLoops: 1})
+	firstBlocks := blocks(first, addr1)
 	second, addr2 := startServer(t, Config{EventLoops: 1})
-	if !blocks(first, addr1) || blocks(second, addr2) {
-		t.Fatalf("first server's loop blocks: %v, second's: %v; want true, false", blocks(first, addr1), blocks(second, addr2))
+	if secondBlocks := blocks(second, addr2); !firstBlocks || secondBlocks {
+		t.Fatalf("first server's loop blocks: %v, second's: %v; want true, false", firstBlocks, secondBlocks)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
