@@ -74,10 +74,13 @@ type Config struct {
 	// GOMAXPROCS − 1, at least 1.
 	EventLoops int
 	// BusyPoll is how long an event loop that has been at least half
-	// busy polls for input before it sleeps in epoll_wait (Linux;
-	// loop_poll_linux.go, docs/DESIGN.md §8 "Busy polling"): the CPU it
-	// costs buys the wake-ups of the loop and of its clients. Default:
-	// DefaultBusyPoll; negative: never; at most MaxBusyPoll.
+	// busy polls for input before it sleeps in epoll_wait
+	// (loop_poll_linux.go, docs/DESIGN.md §8 "Busy polling"): the CPU it
+	// costs buys the wake-ups of the loop and of its clients. Only loops
+	// that block in epoll_wait poll (Linux, the memory backend, the
+	// first Server of a process, GOMAXPROCS at least 2); connections
+	// served by goroutines never do. Default: DefaultBusyPoll; negative:
+	// never; at most MaxBusyPoll.
 	BusyPoll time.Duration
 	// GoroutinePerConn serves each connection with a goroutine of its
 	// own instead of event loops: the only way on other systems and with

@@ -4,7 +4,8 @@ import "time"
 
 // Busy polling (docs/DESIGN.md §8, "Busy polling"). A blocking event loop
 // that was busy for at least half of the last busyWindow polls its epoll
-// set for up to Config.BusyPoll before it sleeps in epoll_wait.
+// set for up to Config.BusyPoll before it sleeps in epoll_wait, as long
+// as its polls pay.
 //
 // Why. With clients that wait for each reply (redis-benchmark -P 1), a
 // loop that sleeps between turns is woken by the kernel for nearly every
@@ -17,26 +18,43 @@ import "time"
 //
 // Cost. The polling is CPU time of the server's: at most Config.BusyPoll
 // per idle gap, spent only while the loop is already at least half busy,
-// so a lightly loaded server (one client, a trickle of commands) never
-// polls and sleeps as before; a loop that saturates its core never waits
+// so a lightly loaded server (one client, a trickle of commands) does not
+// poll and sleeps as before; a loop that saturates its core never waits
 // anyway. Between those, the loop's core stays busy while the load lasts,
 // which a CPU quota (a container's) counts: a server that shares a small
 // quota with other work should turn it off. Config.BusyPoll < 0 does.
 //
+// Paying. A turn is wall time, so a turn that waited rather than worked
+// (for an fsync with appendfsync always, descheduled, in a garbage
+// collection's pause) makes a trickle of commands look busy, and the
+// polls after it find nothing. A window in which fewer than a quarter of
+// the polls found input stops polling for 1, then 3, 7, … up to
+// maxPollBackoff windows, whatever the busy share; a window whose polls
+// paid ends the back-off.
+//
 // Concurrency: a busyPoll belongs to its loop's goroutine.
 type busyPoll struct {
-	limit time.Duration // longest poll before sleeping (0: never poll)
-	hot   bool          // the last window was busy enough to poll in
-	start time.Time     // of the current window
-	busy  time.Duration // spent in turns since start
-	ended time.Time     // when the last turn ended: the polling's start
-	found bool          // the last wait's poll found events (turned counts its time)
-	shard *statShard    // the loop's counters: busyPolls, pollNanos
+	limit   time.Duration // longest poll before sleeping (0: never poll)
+	hot     bool          // the last window was busy enough to poll in, and its polls paid
+	start   time.Time     // of the current window
+	busy    time.Duration // spent in turns since start
+	tries   int           // polls since start that found nothing at once
+	saved   int           // of them, those that found input before the limit
+	skip    int           // windows still to pass without polling
+	backoff int           // the length of the last back-off, in windows
+	ended   time.Time     // when the last turn ended: the polling's start
+	found   bool          // the last wait's poll found events (turned counts its time)
+	shard   *statShard    // the loop's counters: busyPolls, pollNanos
 }
 
-// busyWindow is how long the loop's busy share is measured over before
-// it decides again whether to poll.
-const busyWindow = 10 * time.Millisecond
+const (
+	// busyWindow is how long the loop's busy share is measured over
+	// before it decides again whether to poll.
+	busyWindow = 10 * time.Millisecond
+	// maxPollBackoff is the longest back-off after polls that did not
+	// pay, in windows (63: about 0.6 s).
+	maxPollBackoff = 63
+)
 
 // turned records a turn that ran from from to to (the time waiting for
 // events, polling included, is not a turn's).
@@ -51,8 +69,20 @@ func (p *busyPoll) turned(from, to time.Time) {
 	p.ended = to
 	p.busy += to.Sub(from)
 	if elapsed := to.Sub(p.start); elapsed >= busyWindow {
-		p.hot = 2*p.busy >= elapsed
-		p.start, p.busy = to, 0
+		switch {
+		case p.tries > 0 && 4*p.saved < p.tries: // polled in vain
+			p.backoff = min(2*p.backoff+1, maxPollBackoff)
+			p.skip = p.backoff
+		case p.saved > 0:
+			p.backoff = 0
+		}
+		if p.skip > 0 {
+			p.skip--
+			p.hot = false
+		} else {
+			p.hot = 2*p.busy >= elapsed
+		}
+		p.start, p.busy, p.tries, p.saved = to, 0, 0, 0
 	}
 }
 
@@ -68,9 +98,11 @@ func (p *busyPoll) spin(l *eventLoop) int {
 	if n := l.poll(); n > 0 {
 		return n // a sleeping wait would have returned at once too
 	}
+	p.tries++
 	until := p.ended.Add(p.limit) // one clock read fewer a turn
 	for {
 		if n := l.poll(); n > 0 {
+			p.saved++
 			p.shard.busyPolls.Add(1)
 			p.found = true
 			return n

@@ -95,11 +95,57 @@ func TestBusyPollSpin(t *testing.T) {
 	}
 }
 
+// TestBusyPollBacksOff: a window whose polls found input in fewer than
+// a quarter of the tries (the turns waited rather than worked) stops the
+// polling for 1, then 3, 7, … windows, however busy the loop looks; a
+// window whose polls paid ends the back-off.
+func TestBusyPollBacksOff(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := busyPoll{limit: DefaultBusyPoll, start: t0}
+	now := t0
+	// window ends a fully busy window in which the loop polled tries
+	// times, saved of them finding input, and reports whether the loop
+	// polls in the next.
+	window := func(tries, saved int) bool {
+		p.tries, p.saved = tries, saved
+		now = now.Add(busyWindow)
+		p.turned(now.Add(-busyWindow), now)
+		return p.hot
+	}
+	if !window(0, 0) {
+		t.Fatal("a busy window without polls: not hot")
+	}
+	for _, length := range []int{1, 3, 7, 15, 31, 63, 63} {
+		if window(8, 1) { // polled in vain: 1 of 8
+			t.Fatalf("after polls that did not pay: hot; want a back-off of %d windows", length)
+		}
+		for i := 1; i < length; i++ {
+			if window(0, 0) {
+				t.Fatalf("back-off of %d windows: hot after %d", length, i)
+			}
+		}
+		if !window(0, 0) {
+			t.Fatalf("back-off of %d windows: still cold after it", length)
+		}
+	}
+	if !window(4, 1) || !window(0, 0) { // a quarter paid: no back-off
+		t.Fatal("polls of which a quarter paid: cold")
+	}
+	if window(2, 0) {
+		t.Fatal("polled in vain after they paid: hot")
+	}
+	if !window(0, 0) { // the back-off was reset by the window that paid: 1 window
+		t.Fatal("the back-off did not start again from 1 window after polls that paid")
+	}
+}
+
 // TestBusyPollEngages: with a server's one loop kept busy by pipelines
 // of PINGs, the loop polls and finds the next pipeline without sleeping
-// (INFO busy_poll_wakeups grows); with BusyPoll off it never does, and a
-// client that sends a PING every 2 ms never makes the loop poll (it
-// sleeps between them, at no CPU cost).
+// (INFO busy_poll_wakeups grows); with BusyPoll off it never does. A
+// client that sends a command every 2 ms (so that no poll can find it)
+// costs at most a few windows of polling: none when the loop is idle
+// between commands, and a back-off when slow fsyncs (appendfsync always)
+// make its turns look busy.
 func TestBusyPollEngages(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("with one processor the loops park in Go's scheduler and do not poll")
@@ -136,24 +182,31 @@ func TestBusyPollEngages(t *testing.T) {
 		}
 		return wakeups(c)
 	}
+	// start starts a server of one loop, skipping the test unless the
+	// loop blocks in epoll_wait (only such a loop polls).
+	start := func(t *testing.T, cfg Config) (*pServer, *rawConn) {
+		cfg.EventLoops = 1
+		ps := startPServer(t, cfg)
+		c := dialRaw(t, ps.addr)
+		c.do("PING") // the loops run
+		ps.srv.mu.Lock()
+		block := len(ps.srv.loops) == 1 && ps.srv.loops[0].block
+		ps.srv.mu.Unlock()
+		if !block {
+			t.Skip("the loop does not block in epoll_wait (another server in the process holds the processors)")
+		}
+		return ps, c
+	}
 	for _, tc := range []struct {
 		name     string
 		busyPoll time.Duration
 		polls    bool
 	}{{"on", 0, true}, {"off", -1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, addr := startServer(t, Config{EventLoops: 1, BusyPoll: tc.busyPoll})
-			c := dialRaw(t, addr)
-			c.do("PING") // the loops run
-			srv.mu.Lock()
-			block := len(srv.loops) == 1 && srv.loops[0].block
-			srv.mu.Unlock()
-			if !block {
-				t.Skip("the loop does not block in epoll_wait (another server in the process holds the processors)")
-			}
+			_, c := start(t, Config{Dir: "-", BusyPoll: tc.busyPoll})
 			d := 2 * time.Second
 			if tc.polls {
-				d = 20 * time.Second // until it polls: a slow machine only makes the loop busier
+				d = 20 * time.Second // until it polls
 			}
 			if n := load(c, d); (n > 0) != tc.polls {
 				t.Fatalf("busy_poll_wakeups after pipelined load: %d; want polls: %v", n, tc.polls)
@@ -163,20 +216,48 @@ func TestBusyPollEngages(t *testing.T) {
 			}
 		})
 	}
-	t.Run("trickle", func(t *testing.T) {
-		_, addr := startServer(t, Config{EventLoops: 1})
-		c := dialRaw(t, addr)
-		for range 50 {
-			if got := c.do("PING"); got != rawStatus("PONG") {
-				t.Fatalf("PING: %q", got)
-			}
+	// trickle sends n commands cmd(i) 2 ms apart and checks that no
+	// poll found one (none could) and that the polling took at most 40
+	// polls' limit (a loop polling after every turn takes n).
+	trickle := func(t *testing.T, c *rawConn, n int, cmd func(i int) []string) {
+		for i := range n {
+			c.do(cmd(i)...)
 			time.Sleep(2 * time.Millisecond)
 		}
-		// Each PING comes 2 ms after the last reply, so no poll can find
-		// it (busy_poll_us may still grow if a descheduled turn made one
-		// window look busy).
-		if n := wakeups(c); n != 0 {
-			t.Fatalf("busy_poll_wakeups after a PING every 2 ms: %d; want 0", n)
+		w, us := wakeups(c), stat(c, "busy_poll_us")
+		t.Logf("%d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d", n, w, us)
+		if w != 0 || time.Duration(us)*time.Microsecond > 40*DefaultBusyPoll {
+			t.Fatalf("after %d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d; want 0 and at most %d",
+				n, w, us, 40*DefaultBusyPoll/time.Microsecond)
+		}
+	}
+	t.Run("trickle", func(t *testing.T) {
+		_, c := start(t, Config{Dir: "-"})
+		trickle(t, c, 60, func(int) []string { return []string{"PING"} })
+	})
+	t.Run("trickle with slow fsyncs", func(t *testing.T) {
+		ps, c := start(t, Config{Dir: t.TempDir(), AppendFsync: "always"})
+		p := ps.srv.persist
+		p.wmu.Lock()
+		p.file = &slowSyncFile{aofFile: p.file, delay: 3 * time.Millisecond}
+		p.wmu.Unlock()
+		before := p.fsyncs.Load()
+		// Each BF.ADD of a new item is an fsync: its turn waits 3 ms of
+		// every 5, more than half.
+		trickle(t, c, 150, func(i int) []string { return []string{"BF.ADD", "k", strconv.Itoa(i)} })
+		if n := p.fsyncs.Load() - before; n < 150 {
+			t.Fatalf("%d fsyncs for 150 adds", n)
 		}
 	})
+}
+
+// slowSyncFile is an aofFile on a slow disk: each fsync takes delay.
+type slowSyncFile struct {
+	aofFile
+	delay time.Duration
+}
+
+func (f *slowSyncFile) Sync() error {
+	time.Sleep(f.delay)
+	return f.aofFile.Sync()
 }

@@ -68,9 +68,7 @@ snapshot written.`,
 			if err := checkServeFlags(cfg); err != nil {
 				return usageErrorf("%v", err)
 			}
-			if cfg.BusyPoll == 0 {
-				cfg.BusyPoll = -1 // never: the Config's zero is its default
-			}
+			cfg.BusyPoll = busyPollConfig(cfg.BusyPoll)
 			cfg.Logger = log
 			cfg.ManageGoRuntime = true
 			return runServer(cmd.Context(), cfg)

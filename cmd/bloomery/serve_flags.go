@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bloomery/bloom/server"
 )
@@ -47,6 +48,16 @@ func checkServeFlags(cfg server.Config) error {
 		}
 	}
 	return nil
+}
+
+// busyPollConfig is server.Config.BusyPoll for a checked --busy-poll
+// value: 0 there means never, which the Config says with a negative
+// value (its zero means the default).
+func busyPollConfig(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 // bytesValue is a size in bytes with Redis's units: 100, 1k (1000), 1kb

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bloomery/bloom/server"
 )
@@ -45,6 +46,18 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		code, stdout, stderr := runCLI(t, args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {
 			t.Errorf("serve %s: exit %d, stderr %q; want %d and %q", strings.Join(c.args, " "), code, stderr, exitUsage, c.want)
+		}
+	}
+}
+
+// TestBusyPollConfig: --busy-poll 0 means never (a negative Config
+// value: the Config's zero would be its default); other values pass.
+func TestBusyPollConfig(t *testing.T) {
+	for _, c := range []struct{ flag, want time.Duration }{
+		{0, -1}, {time.Microsecond, time.Microsecond}, {server.DefaultBusyPoll, server.DefaultBusyPoll}, {server.MaxBusyPoll, server.MaxBusyPoll},
+	} {
+		if got := busyPollConfig(c.flag); got != c.want {
+			t.Errorf("busyPollConfig(%v) = %v, want %v", c.flag, got, c.want)
 		}
 	}
 }
