@@ -5,7 +5,6 @@ import (
 	"io"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -154,19 +153,17 @@ func TestBusyPollEngages(t *testing.T) {
 	const pipeline = 1000
 	batch := bytes.Repeat([]byte("*1\r\n$4\r\nPING\r\n"), pipeline)
 	want := pipeline * len("+PONG\r\n")
-	stat := func(c *rawConn, name string) int {
-		reply := c.do("INFO", "stats")
-		_, v, _ := strings.Cut(reply, name+":")
-		v, _, _ = strings.Cut(v, "\r\n")
+	stat := func(ps *pServer, name string) int {
+		v := ps.infoSection(t, "stats")[name]
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			t.Fatalf("INFO stats: no %s in %q", name, reply)
+			t.Fatalf("INFO stats: %s is %q", name, v)
 		}
 		return n
 	}
-	wakeups := func(c *rawConn) int { return stat(c, "busy_poll_wakeups") }
-	// load sends pipelines until the loop has saved a sleep or for d.
-	load := func(c *rawConn, d time.Duration) int {
+	wakeups := func(ps *pServer) int { return stat(ps, "busy_poll_wakeups") }
+	// load sends pipelines on c until ps's loop has saved a sleep or for d.
+	load := func(ps *pServer, c *rawConn, d time.Duration) int {
 		buf := make([]byte, want)
 		for end := time.Now().Add(d); time.Now().Before(end); {
 			c.nc.SetDeadline(time.Now().Add(rawTimeout))
@@ -176,11 +173,11 @@ func TestBusyPollEngages(t *testing.T) {
 			if _, err := io.ReadFull(c.nc, buf); err != nil {
 				t.Fatal(err)
 			}
-			if n := wakeups(c); n > 0 {
+			if n := wakeups(ps); n > 0 {
 				return n
 			}
 		}
-		return wakeups(c)
+		return wakeups(ps)
 	}
 	// start starts a server of one loop, skipping the test unless the
 	// loop blocks in epoll_wait (only such a loop polls).
@@ -203,15 +200,15 @@ func TestBusyPollEngages(t *testing.T) {
 		polls    bool
 	}{{"on", 0, true}, {"off", -1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, c := start(t, Config{Dir: "-", BusyPoll: tc.busyPoll})
+			ps, c := start(t, Config{Dir: "-", BusyPoll: tc.busyPoll})
 			d := 2 * time.Second
 			if tc.polls {
 				d = 20 * time.Second // until it polls
 			}
-			if n := load(c, d); (n > 0) != tc.polls {
+			if n := load(ps, c, d); (n > 0) != tc.polls {
 				t.Fatalf("busy_poll_wakeups after pipelined load: %d; want polls: %v", n, tc.polls)
 			}
-			if us := stat(c, "busy_poll_us"); (us > 0) != tc.polls {
+			if us := stat(ps, "busy_poll_us"); (us > 0) != tc.polls {
 				t.Fatalf("busy_poll_us after pipelined load: %d; want polls: %v", us, tc.polls)
 			}
 		})
@@ -219,12 +216,12 @@ func TestBusyPollEngages(t *testing.T) {
 	// trickle sends n commands cmd(i) 2 ms apart and checks that no
 	// poll found one (none could) and that the polling took at most 40
 	// polls' limit (a loop polling after every turn takes n).
-	trickle := func(t *testing.T, c *rawConn, n int, cmd func(i int) []string) {
+	trickle := func(t *testing.T, ps *pServer, c *rawConn, n int, cmd func(i int) []string) {
 		for i := range n {
 			c.do(cmd(i)...)
 			time.Sleep(2 * time.Millisecond)
 		}
-		w, us := wakeups(c), stat(c, "busy_poll_us")
+		w, us := wakeups(ps), stat(ps, "busy_poll_us")
 		t.Logf("%d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d", n, w, us)
 		if w != 0 || time.Duration(us)*time.Microsecond > 40*DefaultBusyPoll {
 			t.Fatalf("after %d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d; want 0 and at most %d",
@@ -232,8 +229,8 @@ func TestBusyPollEngages(t *testing.T) {
 		}
 	}
 	t.Run("trickle", func(t *testing.T) {
-		_, c := start(t, Config{Dir: "-"})
-		trickle(t, c, 60, func(int) []string { return []string{"PING"} })
+		ps, c := start(t, Config{Dir: "-"})
+		trickle(t, ps, c, 60, func(int) []string { return []string{"PING"} })
 	})
 	t.Run("trickle with slow fsyncs", func(t *testing.T) {
 		ps, c := start(t, Config{Dir: t.TempDir(), AppendFsync: "always"})
@@ -244,7 +241,7 @@ func TestBusyPollEngages(t *testing.T) {
 		before := p.fsyncs.Load()
 		// Each BF.ADD of a new item is an fsync: its turn waits 3 ms of
 		// every 5, more than half.
-		trickle(t, c, 150, func(i int) []string { return []string{"BF.ADD", "k", strconv.Itoa(i)} })
+		trickle(t, ps, c, 150, func(i int) []string { return []string{"BF.ADD", "k", strconv.Itoa(i)} })
 		if n := p.fsyncs.Load() - before; n < 150 {
 			t.Fatalf("%d fsyncs for 150 adds", n)
 		}

@@ -147,11 +147,7 @@ func (m *memstore) addLocked(key string, items [][]byte, create *createOpts, res
 		n, _ = e.filter.AddMany(items, isNew)
 		setAddResults(res, isNew[:n])
 		if args != nil {
-			for i, item := range items[:n] {
-				if isNew[i] {
-					args = append(args, item)
-				}
-			}
+			args = appendNew(args, items[:n], isNew)
 		}
 		if sc != nil {
 			runScratch.Put(sc)
@@ -243,16 +239,21 @@ func (m *memstore) journalAdded(key string, items [][]byte, isNew []bool) {
 		return
 	}
 	pooled := journalArgs.Get().(*[][]byte)
-	args := append((*pooled)[:0], wordInsert, readOnlyBytes(key), wordNoCreate, wordItems)
+	args := appendNew(append((*pooled)[:0], wordInsert, readOnlyBytes(key), wordNoCreate, wordItems), items, isNew)
+	m.logAdded(key, args, 4, nil, nil)
+	clear(args)
+	*pooled = args[:0]
+	journalArgs.Put(pooled)
+}
+
+// appendNew appends to args the items that were new (isNew[i]).
+func appendNew(args, items [][]byte, isNew []bool) [][]byte {
 	for i, item := range items {
 		if isNew[i] {
 			args = append(args, item)
 		}
 	}
-	m.logAdded(key, args, 4, nil, nil)
-	clear(args)
-	*pooled = args[:0]
-	journalArgs.Put(pooled)
+	return args
 }
 
 // logAdded journals an add (see Add): args, the BF.INSERT of the items

@@ -111,7 +111,13 @@ func (ps *pServer) do(t testing.TB, args ...any) any {
 // info returns INFO persistence's fields.
 func (ps *pServer) info(t testing.TB) map[string]string {
 	t.Helper()
-	s, err := ps.rdb.Info(context.Background(), "persistence").Result()
+	return ps.infoSection(t, "persistence")
+}
+
+// infoSection returns the fields of INFO's section sec.
+func (ps *pServer) infoSection(t testing.TB, sec string) map[string]string {
+	t.Helper()
+	s, err := ps.rdb.Info(context.Background(), sec).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

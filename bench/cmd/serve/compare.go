@@ -217,12 +217,7 @@ func busyPollMicros(t *target) float64 {
 	if err != nil {
 		return 0
 	}
-	_, v, ok := strings.Cut(info, "busy_poll_us:")
-	if !ok {
-		return 0
-	}
-	v, _, _ = strings.Cut(v, "\r\n")
-	n, _ := strconv.ParseFloat(v, 64)
+	n, _ := strconv.ParseFloat(redisbench.InfoFields(info)["busy_poll_us"], 64)
 	return n
 }
 
