@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math/bits"
 	"testing"
 
 	"github.com/bloomery/bloom"
@@ -231,5 +232,32 @@ func TestWilsonUpper(t *testing.T) {
 	}
 	if m := Median([]float64{3, 1, 2, 10}); m != 2.5 {
 		t.Errorf("Median = %g", m)
+	}
+}
+
+// TestFloorAddSetsKBits: the floor-add bound does the work it stands
+// for, k bits a key in one block: a sparse fill of 1000 keys sets about
+// 1000·k bits, in as many blocks as keys, but for the keys that share one.
+func TestFloorAddSetsKBits(t *testing.T) {
+	f, err := newFloorAdd(1_000_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.AddFlat(Keys(3, 1000))
+	set, blocks := 0, 0
+	for b := 0; b < len(f.words); b += 8 {
+		n := 0
+		for _, w := range f.words[b : b+8] {
+			n += bits.OnesCount64(w)
+		}
+		set += n
+		blocks += b2i(n > 0)
+	}
+	if lo, hi := 1000*f.k*95/100, 1000*f.k; set < lo || set > hi {
+		t.Errorf("%d bits set by 1000 keys at k = %d, want %d–%d", set, f.k, lo, hi)
+	}
+	// About 19,500 blocks: some 25 keys share a block with another.
+	if blocks < 950 || blocks > 1000 {
+		t.Errorf("%d blocks touched by 1000 keys, want 950–1000", blocks)
 	}
 }

@@ -40,13 +40,18 @@ const (
 	// hash and one 64-bit load from an array as large as our blocked
 	// filter. It bounds what any layout can reach in this harness.
 	Floor = "floor"
+	// FloorAdd is not a filter either: the cheapest add of our blocked
+	// filter's k bits, one XXH3-128 hash and k memory ORs into one 64-byte
+	// block, reporting nothing (floor_add.go). It bounds what any blocked
+	// add of k bits can reach in this harness.
+	FloorAdd = "floor-add"
 	// OursMany is our blocked filter filled with AddMany in batches of 256
 	// (TestAll and TestCount still test one key per call).
 	OursMany = "bloomery-addmany"
 )
 
 // LibNames lists every library NewLib knows, in the default order.
-var LibNames = []string{Ours, OursMany, OursClassic, Blobloom, BitsBlooms, Floor}
+var LibNames = []string{Ours, OursMany, OursClassic, Blobloom, BitsBlooms, Floor, FloorAdd}
 
 // Lib is one library's filter behind a batch-oriented interface.
 type Lib interface {
@@ -100,6 +105,8 @@ func NewLib(name string, n uint64, p float64) (Lib, error) {
 			return nil, err
 		}
 		return &floor{words: make([]uint64, f.Bits()/64)}, nil
+	case FloorAdd:
+		return newFloorAdd(n, p)
 	}
 	return nil, fmt.Errorf("unknown library %q (want one of %s)", name, strings.Join(LibNames, ", "))
 }

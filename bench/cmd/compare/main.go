@@ -265,8 +265,8 @@ func printRatios(all []*result) {
 	}
 	fmt.Println("\nRatios ours (bloomery, blocked) / peer: median over chunks of the paired per-chunk ratio; below 1 means ours is faster.")
 	fmt.Println()
-	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Test (branch-free caller) / blobloom | Add / blobloom | Add / bits-and-blooms | AddMany / blobloom Add | TestMany / blobloom Test | TestMany / bits-and-blooms Test | floor Test / blobloom |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| n | p | Test / blobloom | Test / bits-and-blooms | Test (branch-free caller) / blobloom | Add / blobloom | Add / bits-and-blooms | AddMany / blobloom Add | TestMany / blobloom Test | TestMany / bits-and-blooms Test | floor Test / blobloom | Add / floor-add | blobloom Add / floor-add |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, k := range order {
 		m := by[k]
 		o, bl, bb := m[bench.Ours], m[bench.Blobloom], m[bench.BitsBlooms]
@@ -291,10 +291,11 @@ func printRatios(all []*result) {
 			defer func() { o = saved }()
 			return ratio(a, b, y)
 		}
-		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bench.FormatCount(k.n), k.p,
+		fmt.Printf("| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bench.FormatCount(k.n), k.p,
 			ratio(test, test, bl), ratio(test, test, bb), ratio(testNB, testNB, bl), ratio(add, add, bl), ratio(add, add, bb),
 			ratioOf(m[bench.OursMany], add, add, bl),
-			ratio(many, test, bl), ratio(many, test, bb), ratioOf(m[bench.Floor], test, test, bl))
+			ratio(many, test, bl), ratio(many, test, bb), ratioOf(m[bench.Floor], test, test, bl),
+			ratio(add, add, m[bench.FloorAdd]), ratioOf(bl, add, add, m[bench.FloorAdd]))
 	}
 }
 
