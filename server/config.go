@@ -134,7 +134,7 @@ const (
 	// read it.
 	DefaultWriteTimeout = 60 * time.Second
 	// DefaultBusyPoll is the default of Config.BusyPoll.
-	DefaultBusyPoll = 100 * time.Microsecond
+	DefaultBusyPoll = 20 * time.Microsecond
 	// MaxBusyPoll is the largest Config.BusyPoll accepted.
 	MaxBusyPoll = time.Millisecond
 	// MinBufferLimit is the smallest MaxBulk and MaxQueryBuffer accepted:
