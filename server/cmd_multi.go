@@ -92,7 +92,7 @@ func (c *conn) execSlow() bool {
 		return false
 	}
 	for _, q := range c.tx.cmds {
-		if q.cmd.slow != nil && q.cmd.slow(q.args) {
+		if c.waitsOnBackend(q.cmd) || q.cmd.slow != nil && q.cmd.slow(q.args) {
 			return true
 		}
 	}

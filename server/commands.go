@@ -208,12 +208,19 @@ func (c *conn) execute(cmd *command, args [][]byte) {
 }
 
 // slowCall reports whether a call of cmd with args may take long (see
-// command.slow); EXEC's depends on what it runs.
+// command.slow, waitsOnBackend); EXEC's depends on what it runs.
 func (c *conn) slowCall(cmd *command, args [][]byte) bool {
 	if cmd.name == "exec" {
 		return c.execSlow()
 	}
-	return cmd.slow != nil && cmd.slow(args)
+	return c.waitsOnBackend(cmd) || cmd.slow != nil && cmd.slow(args)
+}
+
+// waitsOnBackend reports whether cmd may wait on a round trip: on the
+// Redis backend, a command that reads or writes keys (every one that
+// reaches the backend but the slow ones, which go off the loop anyway).
+func (c *conn) waitsOnBackend(cmd *command) bool {
+	return c.srv.remote && cmd.flags&(flagWrite|flagReadonly) != 0
 }
 
 // run runs cmd's handler, counting and timing it. Its start is the end of

@@ -77,15 +77,22 @@ type Config struct {
 	// busy polls for input before it sleeps in epoll_wait
 	// (loop_poll_linux.go, docs/DESIGN.md §8 "Busy polling"): the CPU it
 	// costs buys the wake-ups of the loop and of its clients. Only loops
-	// that block in epoll_wait poll (Linux, the memory backend, the
-	// first Server of a process, GOMAXPROCS at least 2); connections
+	// that block in epoll_wait poll (Linux, the first Server of a
+	// process, GOMAXPROCS at least 2); connections
 	// served by goroutines never do. Default: DefaultBusyPoll; negative:
 	// never; at most MaxBusyPoll.
 	BusyPoll time.Duration
 	// GoroutinePerConn serves each connection with a goroutine of its
-	// own instead of event loops: the only way on other systems and with
-	// the Redis backend.
+	// own instead of event loops: the only way on other systems, and the
+	// Redis backend's unless RedisLoops.
 	GoroutinePerConn bool
+	// RedisLoops serves the Redis backend from the event loops (Linux),
+	// as the memory backend is: a loop hands a connection's pipelined
+	// adds or tests to the filter's lane without waiting for Redis
+	// (docs/DESIGN.md §8). Clients that pipeline gain (BF.ADD at -P 16:
+	// 1.07-1.14x); clients that wait for each reply lose about a tenth
+	// (docs/BENCHMARKS.md, "The stateless mode on the event loops").
+	RedisLoops bool
 	// Limits bound what one command may declare (resp.Limits; zero fields
 	// take Redis's defaults). MaxBulk and MaxQueryBuffer may not be below
 	// MinBufferLimit (Redis's minimum), and MaxBulk may not pass

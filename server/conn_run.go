@@ -90,6 +90,9 @@ type connRun struct {
 	key   int      // the key's length (arena[:key])
 	items int
 
+	flight      []*batchOp    // a run started by endRunAsync, not yet answered
+	flightStart time.Duration // its start
+
 	// Scratch of endRun, kept between runs.
 	opsBuf []batchOp
 	ptrs   []*batchOp
@@ -105,6 +108,8 @@ func (c *conn) runnable(cmd *command) (runKind, bool) {
 	switch {
 	case !ok || c.tx != nil:
 		return 0, false
+	case c.asyncRuns() && kind != runAdd && kind != runExists:
+		return 0, false // an event loop cannot wait on it: the command goes to a goroutine (slowCall)
 	case kind == runAdd:
 		_, takes := c.srv.bloom.(addRunStore)
 		return kind, takes
@@ -159,18 +164,26 @@ func (c *conn) joinRun(args [][]byte) bool {
 		return false
 	}
 	r.add(cmd, args)
-	if len(r.cmds) >= maxRun || !c.r.Complete() {
-		c.endRun()
+	if (len(r.cmds) >= maxRun || !c.r.Complete()) && !c.asyncRuns() {
+		c.endRun() // an event loop on the Redis backend ends it without waiting (loop_conn_linux.go)
 	}
 	return true
 }
 
+// asyncRuns reports whether c's runs end without waiting when its input
+// does (endRunAsync): an event loop's connection on the Redis backend.
+func (c *conn) asyncRuns() bool {
+	return c.srv.remote && c.srv.loopsN > 0
+}
+
 // startRun starts a run with cmd, a command resolved on c, when it is of
 // a kind runs take, small, and followed by another whole command in the
-// input (alone, it runs as usual). It reports whether it did.
+// input (alone, it runs as usual, but where runs end without waiting:
+// there a run of one enters its lane without a goroutine). It reports
+// whether it did.
 func (c *conn) startRun(cmd *command, args [][]byte) bool {
 	kind, ok := c.runnable(cmd)
-	if !ok || !small(args) || !c.r.Complete() {
+	if !ok || !small(args) || !c.r.Complete() && !c.asyncRuns() {
 		return false
 	}
 	r := &c.pipe
@@ -200,7 +213,7 @@ func (r *connRun) fits(c *conn, args [][]byte) *command {
 	}
 	kind, ok := kindOf(cmd) // of arity 3 or more: a key
 	if !ok || kind != r.kind || !cmd.arityOK(len(args)) || !bytes.Equal(args[1], r.arena[:r.key]) ||
-		r.items+len(args)-2 > batchItems {
+		r.items+len(args)-2 > batchItems || len(r.cmds) >= maxRun {
 		return nil
 	}
 	size := len(r.arena)
@@ -247,6 +260,52 @@ func (c *conn) endRun() {
 	default:
 		r.existsAll(c, key, ops)
 	}
+	c.finishRun(ops, start, logged)
+}
+
+// asyncRunStore is a bloomStore that takes runs without waiting for
+// them (the Redis backend, for an event loop's connections).
+type asyncRunStore interface {
+	AddRunAsync(ctx context.Context, key string, ops []*batchOp, done func())
+	ExistsRunAsync(ctx context.Context, key string, ops []*batchOp, done func())
+}
+
+// endRunAsync starts the run gathered, when the store takes it without
+// waiting, and reports whether it did: then done is called once it is
+// answered, and finishAsync writes its replies.
+func (c *conn) endRunAsync(done func()) bool {
+	r := &c.pipe
+	st, ok := c.srv.bloom.(asyncRunStore)
+	if len(r.cmds) == 0 || !ok || (r.kind != runAdd && r.kind != runExists) {
+		return false
+	}
+	ops := r.ops(c)
+	r.flight, r.flightStart = ops, c.started()
+	key := c.filterKey(r.arena[:r.key])
+	if r.kind == runAdd {
+		st.AddRunAsync(c.ctx, key, ops, done)
+	} else {
+		st.ExistsRunAsync(c.ctx, key, ops, done)
+	}
+	return true
+}
+
+// finishAsync writes the replies of the run endRunAsync started, if any.
+func (c *conn) finishAsync() {
+	r := &c.pipe
+	if r.flight == nil {
+		return
+	}
+	ops := r.flight
+	r.flight = nil
+	c.finishRun(ops, r.flightStart, false)
+}
+
+// finishRun counts, times and answers the run's commands, run with ops
+// from start.
+func (c *conn) finishRun(ops []*batchOp, start time.Duration, logged bool) {
+	r := &c.pipe
+	n := len(r.cmds)
 	c.clock = time.Since(c.srv.started)
 	per := uint64(c.clock-start) / uint64(n)
 	var keyArgs [][]byte // what afterCommand reads of a command's args: its key

@@ -22,11 +22,12 @@ type loopConn struct {
 	out  []byte // replies taken from c.w and not yet sent: out[sent:]
 	sent int
 
-	interest    uint32 // the epoll events asked for
-	watched     bool   // in the epoll set
-	busy        bool   // a command runs off the loop
-	stalled     bool   // commands wait for the replies to drain below loopBacklog
-	eof         bool   // the client closed its end
+	interest    uint32   // the epoll events asked for
+	watched     bool     // in the epoll set
+	busy        bool     // a command runs off the loop
+	held        [][]byte // a command read but not run: it waits for the run before it (endRunAsync)
+	stalled     bool     // commands wait for the replies to drain below loopBacklog
+	eof         bool     // the client closed its end
 	closed      bool
 	flushQueued bool
 	againQueued bool
@@ -158,7 +159,9 @@ func (l *eventLoop) receive(lc *loopConn) {
 // process runs lc's whole commands, until one runs off the loop or its
 // replies are enough for one turn. Pipelined commands of one kind on one
 // filter run together (conn_run.go); a run pending when the turn ends is
-// run first.
+// run first. On the Redis backend a run is handed to its lane without
+// waiting (endRunAsync): lc leaves the epoll set, as for a command off
+// the loop, and a command read after it waits in lc.held.
 func (l *eventLoop) process(lc *loopConn) {
 	if lc.busy || lc.closed {
 		return
@@ -166,13 +169,25 @@ func (l *eventLoop) process(lc *loopConn) {
 	c := lc.c
 	c.clock = 0 // input that waited for this turn
 	defer l.queueFlush(lc)
+	if args := lc.held; args != nil {
+		lc.held = nil
+		if !l.dispatch(lc, args) {
+			return
+		}
+	}
 	for !c.quit {
 		if c.w.Buffered() >= loopBatch {
+			if l.endRunAsync(lc, nil) {
+				return
+			}
 			c.endRun()
 			l.queueAgain(lc) // after this turn's replies are sent
 			return
 		}
 		if lc.pending() >= loopBacklog { // as on entry: pending moves only in send
+			if l.endRunAsync(lc, nil) {
+				return
+			}
 			c.endRun()
 			lc.stalled = true // until send drains the replies
 			return
@@ -194,24 +209,56 @@ func (l *eventLoop) process(lc *loopConn) {
 			c.quit = true
 			return
 		}
-		if c.joinRun(args) {
-			continue
-		}
-		cmd := c.resolve(args)
-		if cmd == nil || c.startRun(cmd, args) {
-			continue
-		}
-		if c.slowCall(cmd, args) {
-			l.offload(lc, cmd, args)
+		if len(c.pipe.cmds) > 0 && c.asyncRuns() && c.pipe.fits(c, args) == nil && l.endRunAsync(lc, args) {
 			return
 		}
-		c.execute(cmd, args)
+		if !l.dispatch(lc, args) {
+			return
+		}
+	}
+	if l.endRunAsync(lc, nil) {
+		return
 	}
 	c.endRun() // a no-op: a run ends with the input received
 	if lc.in.Len() == 0 {
 		clear(lc.args[:cap(lc.args)]) // they point into the buffer
 		lc.in.Release(loopKeep)
 	}
+}
+
+// dispatch runs the command args of lc: it joins the run being gathered,
+// starts one, runs off the loop (then dispatch reports false: lc is
+// busy), or runs here.
+func (l *eventLoop) dispatch(lc *loopConn, args [][]byte) bool {
+	c := lc.c
+	if c.joinRun(args) {
+		return true
+	}
+	cmd := c.resolve(args)
+	if cmd == nil || c.startRun(cmd, args) {
+		return true
+	}
+	if c.slowCall(cmd, args) {
+		l.offload(lc, cmd, args)
+		return false
+	}
+	c.execute(cmd, args)
+	return true
+}
+
+// endRunAsync hands lc's pending run to its lane without waiting, if its
+// store takes it so (conn.endRunAsync), and reports whether it did: lc is
+// then busy until the run is answered, and held (if not nil), a command
+// read after the run, runs first when it resumes. held points into lc's
+// input buffer, which no read moves while lc is busy.
+func (l *eventLoop) endRunAsync(lc *loopConn, held [][]byte) bool {
+	if !lc.c.endRunAsync(func() { l.post(lc) }) {
+		return false
+	}
+	lc.held = held
+	lc.busy = true
+	l.unwatch(lc)
+	return true
 }
 
 // offload runs a slow command on a goroutine of its own; lc leaves the
@@ -236,8 +283,11 @@ func (l *eventLoop) resume(lc *loopConn) {
 	if l.closing {
 		lc.c.quit = true
 	}
+	lc.c.finishAsync()
 	l.process(lc)
-	l.watch(lc)
+	if !lc.busy { // not off the loop again: a busy connection's input would wake the loop for nothing
+		l.watch(lc)
+	}
 }
 
 // send hands lc's new replies to the loop's output and writes what the

@@ -31,6 +31,19 @@ import (
 // conn_run.go) before it runs the next, so its commands keep their
 // order. Batches are bounded by batchItems (an entry larger than that
 // goes alone), and a queue holds at most one entry per connection.
+//
+// An event loop's connection cannot wait in a lane: its loop serves
+// every other connection. Its runs enter as asynchronous waiters
+// (AddRunAsync, ExistsRunAsync; conn.endRunAsync): a waiter with a done
+// function, called once it is answered, and its lane work, and no
+// goroutine of its own. A batch whose first waiter is asynchronous is
+// led by a new goroutine, which goes on leading the batches after it
+// while theirs are asynchronous too, and wakes a synchronous first
+// waiter to lead its own. So a busy filter is served by one goroutine,
+// batch after batch, with no hand-off between them: the stateless
+// server's round trips no longer wait in Go's run queue behind a
+// goroutine per connection (docs/BENCHMARKS.md, "Where the stateless
+// server's chain waits").
 
 // batchItems bounds the items of one coalesced call (AddMany splits it
 // further into script calls of at most 8192 bit offsets).
@@ -85,9 +98,11 @@ type waiter struct {
 	ops   []*batchOp
 	items int
 	lead  []*waiter
-	wake  chan struct{} // buffered 1
-	one   batchOp       // the command of a single-command waiter
-	self  [1]*batchOp   // its ops
+	wake  chan struct{}    // buffered 1
+	done  func()           // an asynchronous waiter's: called once answered (not woken)
+	exec  func([]*batchOp) // an asynchronous waiter's lane work, for the goroutine that leads its batch
+	one   batchOp          // the command of a single-command waiter
+	self  [1]*batchOp      // its ops
 }
 
 func newLanes() *lanes {
@@ -133,19 +148,34 @@ func (ls *lanes) join(id laneID, w *waiter) []*waiter {
 	return w.lead
 }
 
-// done wakes the waiters of batch but its leader (batch[0], the
-// caller), answered, and hands id's lane to the next batch: the waiters
-// queued meanwhile, up to batchItems items, led by the first of them.
+// done answers the waiters of batch but its leader (batch[0], the
+// caller) and hands id's lane to the next batch: the waiters queued
+// meanwhile, up to batchItems items, led by the first of them (on a
+// goroutine of its own when that one is asynchronous).
 func (ls *lanes) done(id laneID, batch []*waiter) {
 	for _, w := range batch[1:] {
-		w.wake <- struct{}{}
+		w.answered()
 	}
+	if next := ls.next(id); next != nil {
+		next[0].lead = next
+		if next[0].done != nil {
+			go ls.lead(id, next)
+			return
+		}
+		next[0].wake <- struct{}{}
+	}
+}
+
+// next takes the next batch of id's lane out of its queue: the waiters
+// queued, up to batchItems items (at least one). With none queued the
+// lane is idle again, and next returns nil.
+func (ls *lanes) next(id laneID) []*waiter {
 	ls.mu.Lock()
+	defer ls.mu.Unlock()
 	l := ls.busy[id]
 	if len(l.queue) == 0 {
 		delete(ls.busy, id)
-		ls.mu.Unlock()
-		return
+		return nil
 	}
 	n, items := 0, 0
 	for n < len(l.queue) && (n == 0 || items+l.queue[n].items <= batchItems) {
@@ -155,9 +185,67 @@ func (ls *lanes) done(id laneID, batch []*waiter) {
 	next := make([]*waiter, n)
 	copy(next, l.queue)
 	l.queue = append(l.queue[:0], l.queue[n:]...)
+	return next
+}
+
+// answered tells w its commands are answered.
+func (w *waiter) answered() {
+	if w.done != nil {
+		w.done()
+		return
+	}
+	w.wake <- struct{}{}
+}
+
+// runAsync enters w, an asynchronous waiter (done and exec set), into
+// id's lane and returns at once: w.done is called once its commands are
+// answered, by the goroutine that led its batch.
+func (ls *lanes) runAsync(id laneID, w *waiter) {
+	for _, o := range w.ops {
+		w.items += len(o.items)
+	}
+	ls.mu.Lock()
+	l := ls.busy[id]
+	if l == nil {
+		ls.busy[id] = &lane{}
+		ls.mu.Unlock()
+		go ls.lead(id, []*waiter{w})
+		return
+	}
+	l.queue = append(l.queue, w)
 	ls.mu.Unlock()
-	next[0].lead = next
-	next[0].wake <- struct{}{}
+}
+
+// lead runs batch, whose leader is an asynchronous waiter, on the
+// calling goroutine (one of its own), answers its waiters, and goes on
+// with the batches after it while their leaders are asynchronous too; a
+// synchronous one is woken to lead its batch itself.
+func (ls *lanes) lead(id laneID, batch []*waiter) {
+	for batch != nil {
+		exec := batch[0].exec
+		exec(opsOf(batch))
+		for _, w := range batch {
+			w.answered()
+		}
+		batch = ls.next(id)
+		if batch != nil && batch[0].done == nil {
+			batch[0].lead = batch
+			batch[0].wake <- struct{}{}
+			return
+		}
+	}
+}
+
+// opsOf is the commands of batch, in order.
+func opsOf(batch []*waiter) []*batchOp {
+	if len(batch) == 1 {
+		return batch[0].ops
+	}
+	var ops []*batchOp
+	for _, b := range batch {
+		ops = append(ops, b.ops...)
+	}
+	return ops
 }
 
 // run enters w into id's lane and, each time w is handed a batch (its
@@ -172,14 +260,7 @@ func (ls *lanes) run(id laneID, w *waiter, exec func([]*batchOp)) {
 	if batch == nil {
 		return
 	}
-	ops := w.ops
-	if len(batch) > 1 {
-		ops = nil
-		for _, b := range batch {
-			ops = append(ops, b.ops...)
-		}
-	}
-	exec(ops)
+	exec(opsOf(batch))
 	ls.done(id, batch)
 }
 
@@ -214,6 +295,24 @@ func (r *redisStore) AddRun(ctx context.Context, key string, ops []*batchOp) {
 	w := r.lanes.waiter(ops)
 	defer r.lanes.free(w)
 	r.runLane(ctx, laneID{key, laneAdd}, w, r.addBatch)
+}
+
+// AddRunAsync is AddRun that returns at once and calls done once the
+// commands are answered (an event loop's connection).
+func (r *redisStore) AddRunAsync(ctx context.Context, key string, ops []*batchOp, done func()) {
+	w := r.lanes.waiter(ops)
+	w.done = func() { r.lanes.free(w); done() }
+	w.exec = func(batch []*batchOp) { r.addBatch(ctx, key, batch) }
+	r.lanes.runAsync(laneID{key, laneAdd}, w)
+}
+
+// ExistsRunAsync is ExistsRun that returns at once and calls done once
+// the commands are answered.
+func (r *redisStore) ExistsRunAsync(ctx context.Context, key string, ops []*batchOp, done func()) {
+	w := r.lanes.waiter(ops)
+	w.done = func() { r.lanes.free(w); done() }
+	w.exec = func(batch []*batchOp) { r.existsBatch(ctx, key, batch) }
+	r.lanes.runAsync(laneID{key, laneExists}, w)
 }
 
 // runLane runs w's commands in id's lane with exec.

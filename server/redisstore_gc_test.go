@@ -23,8 +23,8 @@ func goGC() (percent int64, limit uint64) {
 
 // TestRedisBackendManagesGC: with ManageGoRuntime, the Redis backend turns
 // GOGC off under a soft memory limit of what is live plus room, on Linux
-// holds a processor with the keeper once it serves (keeper_linux.go: one
-// more in GOMAXPROCS), and gives the runtime its settings back when the
+// holds a processor with the keeper once it serves connections with
+// goroutines (keeper_linux.go: one more in GOMAXPROCS), and gives the runtime its settings back when the
 // server shuts down; without it, the runtime is left alone.
 func TestRedisBackendManagesGC(t *testing.T) {
 	rd := redistest.Start(t)
@@ -38,7 +38,10 @@ func TestRedisBackendManagesGC(t *testing.T) {
 		t.Fatalf("without ManageGoRuntime: GOMAXPROCS %d, want %d", got, procs)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := New(pathConfig(Config{Backend: "redis://" + rd.Addr(), Dir: "-", Addr: "127.0.0.1:0", ManageGoRuntime: true, Logger: quiet}))
+	// Served by goroutines: the keeper's case (event loops hold their
+	// processors themselves and start none).
+	srv, err := New(pathConfig(Config{Backend: "redis://" + rd.Addr(), Dir: "-", Addr: "127.0.0.1:0", ManageGoRuntime: true,
+		GoroutinePerConn: true, Logger: quiet}))
 	if err != nil {
 		t.Fatal(err)
 	}

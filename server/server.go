@@ -58,6 +58,7 @@ type Server struct {
 	conns    map[*conn]struct{}
 	nextID   int64
 	loopsN   int          // event loops to serve connections with (0: goroutines)
+	remote   bool         // the Redis backend: commands wait on the network
 	loops    []*eventLoop // started by Serve
 	nextLoop int
 	connWG   sync.WaitGroup
@@ -92,6 +93,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.backend, s.keys, s.bloom, s.cuckoo = r, r, r, redisCuckoo{r}
+		s.remote = true
 		if cfg.ManageGoRuntime {
 			go s.manageRedisMemory()
 		}
@@ -158,11 +160,14 @@ func loadMemory(cfg Config, cmds table, log *slog.Logger, now func() time.Time) 
 }
 
 // eventLoops is the number of event loops cfg asks for: none (serve each
-// connection with a goroutine) without epoll, with the Redis backend
-// (whose commands wait on the network) or with GoroutinePerConn.
+// connection with a goroutine) without epoll, with GoroutinePerConn, or
+// on the Redis backend without RedisLoops. There, whose commands wait on
+// the network, the loops hand runs of adds and tests to the lanes
+// without waiting (endRunAsync) and every other command that reads or
+// writes keys to a goroutine (conn.slowCall).
 func eventLoops(cfg Config) int {
 	switch {
-	case !haveEventLoop || cfg.GoroutinePerConn || cfg.Backend != "memory":
+	case !haveEventLoop || cfg.GoroutinePerConn || cfg.Backend != "memory" && !cfg.RedisLoops:
 		return 0
 	case cfg.EventLoops > 0:
 		return cfg.EventLoops
