@@ -89,9 +89,10 @@ type Config struct {
 	// RedisLoops serves the Redis backend from the event loops (Linux),
 	// as the memory backend is: a loop hands a connection's pipelined
 	// adds or tests to the filter's lane without waiting for Redis
-	// (docs/DESIGN.md §8). Clients that pipeline gain (BF.ADD at -P 16:
-	// 1.07-1.14x); clients that wait for each reply lose about a tenth
-	// (docs/BENCHMARKS.md, "The stateless mode on the event loops").
+	// (docs/DESIGN.md §8). Clients that pipeline BF.ADD gain (at -P 16:
+	// 1.00-1.22x in four runs); clients that wait for each reply lose
+	// about a tenth, and BF.MADD a little (docs/BENCHMARKS.md, "The
+	// stateless mode on the event loops").
 	RedisLoops bool
 	// Limits bound what one command may declare (resp.Limits; zero fields
 	// take Redis's defaults). MaxBulk and MaxQueryBuffer may not be below
