@@ -171,9 +171,11 @@ func (c *conn) joinRun(args [][]byte) bool {
 }
 
 // asyncRuns reports whether c's runs end without waiting when its input
-// does (endRunAsync): an event loop's connection on the Redis backend.
+// does (endRunAsync): an event loop's connection on the Redis backend (a
+// server with loops still serves a connection that is not a socket with
+// a goroutine, which waits for its runs).
 func (c *conn) asyncRuns() bool {
-	return c.srv.remote && c.srv.loopsN > 0
+	return c.lc != nil && c.srv.remote
 }
 
 // startRun starts a run with cmd, a command resolved on c, when it is of

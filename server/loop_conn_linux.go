@@ -26,6 +26,8 @@ type loopConn struct {
 	watched     bool     // in the epoll set
 	busy        bool     // a command runs off the loop
 	held        [][]byte // a command read but not run: it waits for the run before it (endRunAsync)
+	heldErr     error    // the input's error, read after a pending run: answered once the run is
+	heldClosing bool     // a command read after a pending run once the server was closing: refused once the run is answered
 	stalled     bool     // commands wait for the replies to drain below loopBacklog
 	eof         bool     // the client closed its end
 	closed      bool
@@ -169,6 +171,18 @@ func (l *eventLoop) process(lc *loopConn) {
 	c := lc.c
 	c.clock = 0 // input that waited for this turn
 	defer l.queueFlush(lc)
+	switch err := lc.heldErr; { // met after a run now answered
+	case err != nil: // the input's error
+		lc.heldErr = nil
+		c.ended(err)
+		c.quit = true
+		return
+	case lc.heldClosing: // a command read once the server was closing
+		lc.heldClosing = false
+		c.error("ERR server is shutting down")
+		c.quit = true
+		return
+	}
 	if args := lc.held; args != nil {
 		lc.held = nil
 		if !l.dispatch(lc, args) {
@@ -198,12 +212,20 @@ func (l *eventLoop) process(lc *loopConn) {
 		args, err := c.r.ReadCommand(lc.args)
 		lc.args = args
 		if err != nil {
+			if l.endRunAsync(lc, nil) { // the error is answered after the run
+				lc.heldErr = err
+				return
+			}
 			c.endRun()
 			c.ended(err)
 			c.quit = true
 			return
 		}
 		if l.srv.closing.Load() {
+			if l.endRunAsync(lc, nil) { // the command is refused after the run
+				lc.heldClosing = true
+				return
+			}
 			c.endRun()
 			c.error("ERR server is shutting down")
 			c.quit = true
@@ -280,11 +302,11 @@ func (l *eventLoop) resume(lc *loopConn) {
 		lc.release() // closed meanwhile (Shutdown's time ran out)
 		return
 	}
-	if l.closing {
+	lc.c.finishAsync()
+	l.process(lc) // while closing, the commands after it are refused, as on a goroutine
+	if l.closing && !lc.busy {
 		lc.c.quit = true
 	}
-	lc.c.finishAsync()
-	l.process(lc)
 	if !lc.busy { // not off the loop again: a busy connection's input would wake the loop for nothing
 		l.watch(lc)
 	}

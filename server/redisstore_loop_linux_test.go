@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -19,7 +22,7 @@ func TestLoopRunsDoNotWaitOnRedis(t *testing.T) {
 	}
 	ctx := context.Background()
 	rd := redistest.Start(t, "--enable-debug-command", "yes")
-	srv, addr := startServer(t, Config{Backend: "redis://" + rd.Addr()})
+	srv, addr := startServer(t, Config{Backend: "redis://" + rd.Addr(), EventLoops: 1}) // both clients on one loop
 	if srv.loopsN == 0 {
 		t.Fatal("the Redis backend is served by goroutines: no event loop to test")
 	}
@@ -87,5 +90,160 @@ func TestRedisLoopsOptIn(t *testing.T) {
 			t.Errorf("RedisLoops %v, GoroutinePerConn %v: event loops %v, want %v", tc.cfg.RedisLoops, tc.cfg.GoroutinePerConn, got, tc.loops)
 		}
 		srv.Shutdown(context.Background())
+	}
+}
+
+// sleepingRedis starts a redis-server that takes DEBUG and a server of
+// one event loop in front of it (RedisLoops, from pathConfig), and
+// returns the server's address and a func that puts the Redis to sleep
+// for d, in the background, once the sleep has begun.
+func sleepingRedis(t *testing.T) (*Server, string, func(d time.Duration) <-chan error) {
+	t.Helper()
+	if streamPass {
+		t.Skip("the second pass serves connections with goroutines; the first ran this")
+	}
+	rd := redistest.Start(t, "--enable-debug-command", "yes")
+	srv, addr := startServer(t, Config{Backend: "redis://" + rd.Addr(), EventLoops: 1})
+	if srv.loopsN == 0 {
+		t.Fatal("the Redis backend is served by goroutines: no event loop to test")
+	}
+	direct := redisDirect(t, rd.Addr())
+	return srv, addr, func(d time.Duration) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- direct.Do(context.Background(), "DEBUG", "SLEEP", d.Seconds()).Err() }()
+		time.Sleep(50 * time.Millisecond)
+		return done
+	}
+}
+
+// TestLoopProtocolErrorAfterRun: a protocol error read after a pending
+// run does not make the loop wait for the run's round trip: another
+// client's PING is answered while Redis sleeps, and the run is answered
+// before the error closes the connection.
+func TestLoopProtocolErrorAfterRun(t *testing.T) {
+	_, addr, sleep := sleepingRedis(t)
+	setup := dialRaw(t, addr)
+	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
+		t.Fatalf("BF.RESERVE: %q", got)
+	}
+	slept := sleep(600 * time.Millisecond)
+	bad := dialRaw(t, addr)
+	bad.send(encodeCommand("BF.ADD", "bf", "x") + "*1x\r\n")
+	time.Sleep(50 * time.Millisecond)
+	ping := dialRaw(t, addr)
+	start := time.Now()
+	if got := ping.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("PING took %v behind a run and a protocol error: the loop waited on Redis", took)
+	}
+	if got := bad.reply(); got != rawInt(1) {
+		t.Errorf("BF.ADD before the protocol error: %q, want %q", got, rawInt(1))
+	}
+	if got := bad.reply(); len(got) == 0 || got[0] != '-' {
+		t.Errorf("after the run: %q, want the protocol error", got)
+	}
+	bad.expectClosed()
+	if err := <-slept; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoopSyncLeaderHandsToAsync: a lane led by a goroutine's command
+// (BF.INSERT runs off the loop, waiting in its lane) hands the next
+// batch, a loop's run, to a goroutine of its own: the run is answered.
+func TestLoopSyncLeaderHandsToAsync(t *testing.T) {
+	_, addr, sleep := sleepingRedis(t)
+	setup := dialRaw(t, addr)
+	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
+		t.Fatalf("BF.RESERVE: %q", got)
+	}
+	slept := sleep(400 * time.Millisecond)
+	insert := dialRaw(t, addr)
+	insert.send(encodeCommand("BF.INSERT", "bf", "ITEMS", "a")) // leads the lane, waiting on Redis
+	time.Sleep(50 * time.Millisecond)
+	add := dialRaw(t, addr)
+	add.send(encodeCommand("BF.ADD", "bf", "b")) // queues behind it, asynchronously
+	if got := add.reply(); got != rawInt(1) {
+		t.Errorf("BF.ADD behind a goroutine's batch: %q, want %q", got, rawInt(1))
+	}
+	if got := insert.reply(); got != "*1\r\n"+rawInt(1) {
+		t.Errorf("BF.INSERT: %q", got)
+	}
+	if err := <-slept; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoopShutdownDuringRun: a graceful Shutdown while a run waits on
+// Redis answers the run, runs the command read before the shutdown, and
+// refuses the next one received, as a goroutine-served connection does.
+func TestLoopShutdownDuringRun(t *testing.T) {
+	srv, addr, sleep := sleepingRedis(t)
+	setup := dialRaw(t, addr)
+	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
+		t.Fatalf("BF.RESERVE: %q", got)
+	}
+	slept := sleep(500 * time.Millisecond)
+	c := dialRaw(t, addr)
+	c.send(encodeCommand("BF.ADD", "bf", "x") + encodeCommand("BF.ADD", "bf", "y") + encodeCommand("PING") +
+		encodeCommand("BF.EXISTS", "bf", "x"))
+	time.Sleep(50 * time.Millisecond) // the run waits on Redis, PING held behind it, BF.EXISTS buffered
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	want := rawInt(1) + rawInt(1) + "+PONG\r\n" + "-ERR server is shutting down\r\n"
+	if got := c.expectClosed(); got != want {
+		t.Errorf("replies %q, want %q", got, want)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-slept; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoopRedisWrappedListener: a server with loops serves a connection
+// that is not a socket with a goroutine, which waits for its runs: a
+// lone BF.ADD is answered.
+func TestLoopRedisWrappedListener(t *testing.T) {
+	rd := redistest.Start(t)
+	srv, err := New(pathConfig(Config{Backend: "redis://" + rd.Addr(), Dir: "-", Logger: discardLogger()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(wrappedListener{ln}) }()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(nc, encodeCommand("BF.ADD", "k", "a"))
+	if got, err := readRawReply(br); got != rawInt(1) {
+		t.Errorf("lone BF.ADD on a goroutine: %q, %v", got, err)
+	}
+	io.WriteString(nc, encodeCommand("BF.EXISTS", "k", "a"))
+	if got, err := readRawReply(br); got != rawInt(1) {
+		t.Errorf("lone BF.EXISTS on a goroutine: %q, %v", got, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
