@@ -90,7 +90,7 @@ type Config struct {
 	// as the memory backend is: a loop hands a connection's pipelined
 	// adds or tests to the filter's lane without waiting for Redis
 	// (docs/DESIGN.md §8). Clients that pipeline BF.ADD gain (at -P 16:
-	// 1.00-1.22x in four runs); clients that wait for each reply lose
+	// 1.00-1.22x in five runs); clients that wait for each reply lose
 	// about a tenth, and BF.MADD a little (docs/BENCHMARKS.md, "The
 	// stateless mode on the event loops").
 	RedisLoops bool
