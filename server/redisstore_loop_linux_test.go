@@ -94,10 +94,11 @@ func TestRedisLoopsOptIn(t *testing.T) {
 }
 
 // sleepingRedis starts a redis-server that takes DEBUG and a server of
-// one event loop in front of it (RedisLoops, from pathConfig), and
-// returns the server's address and a func that puts the Redis to sleep
-// for d, in the background, once the sleep has begun.
-func sleepingRedis(t *testing.T) (*Server, string, func(d time.Duration) <-chan error) {
+// one event loop in front of it (RedisLoops, from pathConfig), reserves
+// the filter bf, and returns the server, its address, the client that
+// reserved bf, and a func that puts the Redis to sleep for d, in the
+// background, once the sleep has begun.
+func sleepingRedis(t *testing.T) (*Server, string, *rawConn, func(d time.Duration) <-chan error) {
 	t.Helper()
 	if streamPass {
 		t.Skip("the second pass serves connections with goroutines; the first ran this")
@@ -107,8 +108,12 @@ func sleepingRedis(t *testing.T) (*Server, string, func(d time.Duration) <-chan 
 	if srv.loopsN == 0 {
 		t.Fatal("the Redis backend is served by goroutines: no event loop to test")
 	}
+	setup := dialRaw(t, addr)
+	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
+		t.Fatalf("BF.RESERVE: %q", got)
+	}
 	direct := redisDirect(t, rd.Addr())
-	return srv, addr, func(d time.Duration) <-chan error {
+	return srv, addr, setup, func(d time.Duration) <-chan error {
 		done := make(chan error, 1)
 		go func() { done <- direct.Do(context.Background(), "DEBUG", "SLEEP", d.Seconds()).Err() }()
 		time.Sleep(50 * time.Millisecond)
@@ -121,11 +126,7 @@ func sleepingRedis(t *testing.T) (*Server, string, func(d time.Duration) <-chan 
 // client's PING is answered while Redis sleeps, and the run is answered
 // before the error closes the connection.
 func TestLoopProtocolErrorAfterRun(t *testing.T) {
-	_, addr, sleep := sleepingRedis(t)
-	setup := dialRaw(t, addr)
-	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
-		t.Fatalf("BF.RESERVE: %q", got)
-	}
+	_, addr, _, sleep := sleepingRedis(t)
 	slept := sleep(600 * time.Millisecond)
 	bad := dialRaw(t, addr)
 	bad.send(encodeCommand("BF.ADD", "bf", "x") + "*1x\r\n")
@@ -154,11 +155,7 @@ func TestLoopProtocolErrorAfterRun(t *testing.T) {
 // (BF.INSERT runs off the loop, waiting in its lane) hands the next
 // batch, a loop's run, to a goroutine of its own: the run is answered.
 func TestLoopSyncLeaderHandsToAsync(t *testing.T) {
-	_, addr, sleep := sleepingRedis(t)
-	setup := dialRaw(t, addr)
-	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
-		t.Fatalf("BF.RESERVE: %q", got)
-	}
+	_, addr, _, sleep := sleepingRedis(t)
 	slept := sleep(400 * time.Millisecond)
 	insert := dialRaw(t, addr)
 	insert.send(encodeCommand("BF.INSERT", "bf", "ITEMS", "a")) // leads the lane, waiting on Redis
@@ -180,11 +177,7 @@ func TestLoopSyncLeaderHandsToAsync(t *testing.T) {
 // Redis answers the run, runs the command read before the shutdown, and
 // refuses the next one received, as a goroutine-served connection does.
 func TestLoopShutdownDuringRun(t *testing.T) {
-	srv, addr, sleep := sleepingRedis(t)
-	setup := dialRaw(t, addr)
-	if got := setup.do("BF.RESERVE", "bf", "0.001", "1000"); got != "+OK\r\n" {
-		t.Fatalf("BF.RESERVE: %q", got)
-	}
+	srv, addr, _, sleep := sleepingRedis(t)
 	slept := sleep(500 * time.Millisecond)
 	c := dialRaw(t, addr)
 	c.send(encodeCommand("BF.ADD", "bf", "x") + encodeCommand("BF.ADD", "bf", "y") + encodeCommand("PING") +
@@ -246,4 +239,39 @@ func TestLoopRedisWrappedListener(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
+}
+
+// TestLoopClientGoneDuringRun: a client that closes its connection while
+// its run waits on Redis is counted out once the run is answered, and
+// the loop goes on serving others; a forced Shutdown with another run in
+// flight returns within its time.
+func TestLoopClientGoneDuringRun(t *testing.T) {
+	srv, addr, setup, sleep := sleepingRedis(t)
+	slept := sleep(400 * time.Millisecond)
+	gone := dialRaw(t, addr)
+	gone.send(encodeCommand("BF.ADD", "bf", "x") + encodeCommand("BF.ADD", "bf", "y"))
+	time.Sleep(50 * time.Millisecond) // the run waits on Redis
+	gone.nc.Close()
+	if err := <-slept; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the gone client counted out", func() bool { return srv.stats.clients.Load() == 1 })
+	if got := setup.do("BF.EXISTS", "bf", "x"); got != rawInt(1) {
+		t.Errorf("BF.EXISTS of the gone client's item: %q (its run was answered to nobody, but ran)", got)
+	}
+
+	slept = sleep(2 * time.Second)
+	busy := dialRaw(t, addr)
+	busy.send(encodeCommand("BF.ADD", "bf", "z"))
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	srv.Shutdown(ctx) // its time runs out: the busy connection is closed
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("forced Shutdown took %v with a run in flight", took)
+	}
+	busy.expectClosed()
+	<-slept
+	waitFor(t, "every client counted out", func() bool { return srv.stats.clients.Load() == 0 })
 }
