@@ -108,7 +108,7 @@ func (c *conn) runnable(cmd *command) (runKind, bool) {
 	switch {
 	case !ok || c.tx != nil:
 		return 0, false
-	case c.asyncRuns() && kind != runAdd && kind != runExists:
+	case c.asyncRuns() && !asyncKind(kind):
 		return 0, false // an event loop cannot wait on it: the command goes to a goroutine (slowCall)
 	case kind == runAdd:
 		_, takes := c.srv.bloom.(addRunStore)
@@ -152,7 +152,10 @@ func (c *conn) dispatchStream(args [][]byte) {
 
 // joinRun adds args to the run being gathered, if any, when they fit,
 // and runs it when it is full or nothing whole follows in the input. It
-// reports whether args joined; if not, the run was run first.
+// reports whether args joined; if not, the run was run first. Where runs
+// end without waiting (asyncRuns) it never runs one: the event loop ends
+// it (loop_conn_linux.go), and a run that args did not join is still
+// pending when joinRun returns.
 func (c *conn) joinRun(args [][]byte) bool {
 	r := &c.pipe
 	if len(r.cmds) == 0 {
@@ -160,12 +163,14 @@ func (c *conn) joinRun(args [][]byte) bool {
 	}
 	cmd := r.fits(c, args)
 	if cmd == nil {
-		c.endRun()
+		if !c.asyncRuns() {
+			c.endRun()
+		}
 		return false
 	}
 	r.add(cmd, args)
 	if (len(r.cmds) >= maxRun || !c.r.Complete()) && !c.asyncRuns() {
-		c.endRun() // an event loop on the Redis backend ends it without waiting (loop_conn_linux.go)
+		c.endRun()
 	}
 	return true
 }
@@ -272,15 +277,20 @@ type asyncRunStore interface {
 	ExistsRunAsync(ctx context.Context, key string, ops []*batchOp, done func())
 }
 
-// endRunAsync starts the run gathered, when the store takes it without
-// waiting, and reports whether it did: then done is called once it is
-// answered, and finishAsync writes its replies.
+// asyncKind reports whether runs of kind end without waiting where runs
+// do (asyncRuns): the kinds an asyncRunStore takes.
+func asyncKind(kind runKind) bool { return kind == runAdd || kind == runExists }
+
+// endRunAsync starts the run gathered, where runs end without waiting
+// (asyncRuns; runnable starts no other kind there), and reports whether
+// it did: then done is called once it is answered, and finishAsync
+// writes its replies.
 func (c *conn) endRunAsync(done func()) bool {
 	r := &c.pipe
-	st, ok := c.srv.bloom.(asyncRunStore)
-	if len(r.cmds) == 0 || !ok || (r.kind != runAdd && r.kind != runExists) {
+	if len(r.cmds) == 0 || !c.asyncRuns() {
 		return false
 	}
+	st := c.srv.bloom.(asyncRunStore) // the Redis backend's
 	ops := r.ops(c)
 	r.flight, r.flightStart = ops, c.started()
 	key := c.filterKey(r.arena[:r.key])

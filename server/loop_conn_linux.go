@@ -191,18 +191,16 @@ func (l *eventLoop) process(lc *loopConn) {
 	}
 	for !c.quit {
 		if c.w.Buffered() >= loopBatch {
-			if l.endRunAsync(lc, nil) {
+			if l.endRun(lc) {
 				return
 			}
-			c.endRun()
 			l.queueAgain(lc) // after this turn's replies are sent
 			return
 		}
 		if lc.pending() >= loopBacklog { // as on entry: pending moves only in send
-			if l.endRunAsync(lc, nil) {
+			if l.endRun(lc) {
 				return
 			}
-			c.endRun()
 			lc.stalled = true // until send drains the replies
 			return
 		}
@@ -212,36 +210,30 @@ func (l *eventLoop) process(lc *loopConn) {
 		args, err := c.r.ReadCommand(lc.args)
 		lc.args = args
 		if err != nil {
-			if l.endRunAsync(lc, nil) { // the error is answered after the run
+			if l.endRun(lc) { // the error is answered after the run
 				lc.heldErr = err
 				return
 			}
-			c.endRun()
 			c.ended(err)
 			c.quit = true
 			return
 		}
 		if l.srv.closing.Load() {
-			if l.endRunAsync(lc, nil) { // the command is refused after the run
+			if l.endRun(lc) { // the command is refused after the run
 				lc.heldClosing = true
 				return
 			}
-			c.endRun()
 			c.error("ERR server is shutting down")
 			c.quit = true
-			return
-		}
-		if len(c.pipe.cmds) > 0 && c.asyncRuns() && c.pipe.fits(c, args) == nil && l.endRunAsync(lc, args) {
 			return
 		}
 		if !l.dispatch(lc, args) {
 			return
 		}
 	}
-	if l.endRunAsync(lc, nil) {
+	if l.endRun(lc) { // on the Redis backend the run the input ended with; elsewhere joinRun ran it
 		return
 	}
-	c.endRun() // a no-op: a run ends with the input received
 	if lc.in.Len() == 0 {
 		clear(lc.args[:cap(lc.args)]) // they point into the buffer
 		lc.in.Release(loopKeep)
@@ -250,11 +242,15 @@ func (l *eventLoop) process(lc *loopConn) {
 
 // dispatch runs the command args of lc: it joins the run being gathered,
 // starts one, runs off the loop (then dispatch reports false: lc is
-// busy), or runs here.
+// busy), or runs here. A run args do not join ends first; on the Redis
+// backend without waiting, args held until it is answered (false).
 func (l *eventLoop) dispatch(lc *loopConn, args [][]byte) bool {
 	c := lc.c
 	if c.joinRun(args) {
 		return true
+	}
+	if l.endRunAsync(lc, args) { // joinRun left it pending (asyncRuns)
+		return false
 	}
 	cmd := c.resolve(args)
 	if cmd == nil || c.startRun(cmd, args) {
@@ -268,8 +264,19 @@ func (l *eventLoop) dispatch(lc *loopConn, args [][]byte) bool {
 	return true
 }
 
-// endRunAsync hands lc's pending run to its lane without waiting, if its
-// store takes it so (conn.endRunAsync), and reports whether it did: lc is
+// endRun ends lc's pending run, if any: on the Redis backend it is handed
+// to its lane without waiting (endRunAsync; then endRun reports true: lc
+// is busy), elsewhere it runs here.
+func (l *eventLoop) endRun(lc *loopConn) bool {
+	if l.endRunAsync(lc, nil) {
+		return true
+	}
+	lc.c.endRun()
+	return false
+}
+
+// endRunAsync hands lc's pending run to its lane without waiting, where
+// runs end so (conn.endRunAsync), and reports whether it did: lc is
 // then busy until the run is answered, and held (if not nil), a command
 // read after the run, runs first when it resumes. held points into lc's
 // input buffer, which no read moves while lc is busy.

@@ -130,40 +130,57 @@ func (ls *lanes) free(w *waiter) {
 	ls.spare.Put(w)
 }
 
+// enter counts w's items and enters it into id's lane. It reports
+// whether the lane was idle, so that w leads a batch of its own at once;
+// else w is queued, to be answered or handed a batch to lead.
+func (ls *lanes) enter(id laneID, w *waiter) bool {
+	for _, o := range w.ops {
+		w.items += len(o.items)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l := ls.busy[id]
+	if l == nil {
+		ls.busy[id] = &lane{}
+		return true
+	}
+	l.queue = append(l.queue, w)
+	return false
+}
+
 // join enters w into id's lane and returns the batch w is to run now:
 // [w] when the lane was idle, else nil after w has waited and either
 // been answered by another waiter's batch (nil) or been handed a batch
 // to lead.
 func (ls *lanes) join(id laneID, w *waiter) []*waiter {
-	ls.mu.Lock()
-	l := ls.busy[id]
-	if l == nil {
-		ls.busy[id] = &lane{}
-		ls.mu.Unlock()
+	if ls.enter(id, w) {
 		return []*waiter{w}
 	}
-	l.queue = append(l.queue, w)
-	ls.mu.Unlock()
 	<-w.wake
 	return w.lead
 }
 
 // done answers the waiters of batch but its leader (batch[0], the
 // caller) and hands id's lane to the next batch: the waiters queued
-// meanwhile, up to batchItems items, led by the first of them (on a
-// goroutine of its own when that one is asynchronous).
+// meanwhile, up to batchItems items.
 func (ls *lanes) done(id laneID, batch []*waiter) {
 	for _, w := range batch[1:] {
 		w.answered()
 	}
 	if next := ls.next(id); next != nil {
-		next[0].lead = next
-		if next[0].done != nil {
-			go ls.lead(id, next)
-			return
-		}
-		next[0].wake <- struct{}{}
+		ls.handOff(id, next)
 	}
+}
+
+// handOff gives id's lane to batch, led by its first waiter: woken, or
+// on a goroutine of its own when that one is asynchronous.
+func (ls *lanes) handOff(id laneID, batch []*waiter) {
+	batch[0].lead = batch
+	if batch[0].done != nil {
+		go ls.lead(id, batch)
+		return
+	}
+	batch[0].wake <- struct{}{}
 }
 
 // next takes the next batch of id's lane out of its queue: the waiters
@@ -201,36 +218,26 @@ func (w *waiter) answered() {
 // id's lane and returns at once: w.done is called once its commands are
 // answered, by the goroutine that led its batch.
 func (ls *lanes) runAsync(id laneID, w *waiter) {
-	for _, o := range w.ops {
-		w.items += len(o.items)
-	}
-	ls.mu.Lock()
-	l := ls.busy[id]
-	if l == nil {
-		ls.busy[id] = &lane{}
-		ls.mu.Unlock()
+	if ls.enter(id, w) {
 		go ls.lead(id, []*waiter{w})
-		return
 	}
-	l.queue = append(l.queue, w)
-	ls.mu.Unlock()
 }
 
 // lead runs batch, whose leader is an asynchronous waiter, on the
 // calling goroutine (one of its own), answers its waiters, and goes on
 // with the batches after it while their leaders are asynchronous too; a
-// synchronous one is woken to lead its batch itself.
+// synchronous one is handed its batch to lead itself.
 func (ls *lanes) lead(id laneID, batch []*waiter) {
-	for batch != nil {
-		exec := batch[0].exec
-		exec(opsOf(batch))
+	for {
+		batch[0].exec(opsOf(batch))
 		for _, w := range batch {
-			w.answered()
+			w.answered() // an asynchronous waiter goes back to the pool: not read after
 		}
-		batch = ls.next(id)
-		if batch != nil && batch[0].done == nil {
-			batch[0].lead = batch
-			batch[0].wake <- struct{}{}
+		if batch = ls.next(id); batch == nil {
+			return
+		}
+		if batch[0].done == nil {
+			ls.handOff(id, batch)
 			return
 		}
 	}
@@ -253,9 +260,6 @@ func opsOf(batch []*waiter) []*batchOp {
 // order, with exec and passes the lane on. It returns once w's commands
 // are answered.
 func (ls *lanes) run(id laneID, w *waiter, exec func([]*batchOp)) {
-	for _, o := range w.ops {
-		w.items += len(o.items)
-	}
 	batch := ls.join(id, w)
 	if batch == nil {
 		return
@@ -300,19 +304,22 @@ func (r *redisStore) AddRun(ctx context.Context, key string, ops []*batchOp) {
 // AddRunAsync is AddRun that returns at once and calls done once the
 // commands are answered (an event loop's connection).
 func (r *redisStore) AddRunAsync(ctx context.Context, key string, ops []*batchOp, done func()) {
-	w := r.lanes.waiter(ops)
-	w.done = func() { r.lanes.free(w); done() }
-	w.exec = func(batch []*batchOp) { r.addBatch(ctx, key, batch) }
-	r.lanes.runAsync(laneID{key, laneAdd}, w)
+	r.runLaneAsync(ctx, laneID{key, laneAdd}, ops, r.addBatch, done)
 }
 
 // ExistsRunAsync is ExistsRun that returns at once and calls done once
 // the commands are answered.
 func (r *redisStore) ExistsRunAsync(ctx context.Context, key string, ops []*batchOp, done func()) {
+	r.runLaneAsync(ctx, laneID{key, laneExists}, ops, r.existsBatch, done)
+}
+
+// runLaneAsync is runLane for ops of an asynchronous waiter, answered
+// by calling done.
+func (r *redisStore) runLaneAsync(ctx context.Context, id laneID, ops []*batchOp, exec func(context.Context, string, []*batchOp), done func()) {
 	w := r.lanes.waiter(ops)
 	w.done = func() { r.lanes.free(w); done() }
-	w.exec = func(batch []*batchOp) { r.existsBatch(ctx, key, batch) }
-	r.lanes.runAsync(laneID{key, laneExists}, w)
+	w.exec = func(batch []*batchOp) { exec(ctx, id.key, batch) }
+	r.lanes.runAsync(id, w)
 }
 
 // runLane runs w's commands in id's lane with exec.

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"net"
 	"testing"
 	"time"
 
@@ -198,46 +195,6 @@ func TestLoopShutdownDuringRun(t *testing.T) {
 	}
 	if err := <-slept; err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestLoopRedisWrappedListener: a server with loops serves a connection
-// that is not a socket with a goroutine, which waits for its runs: a
-// lone BF.ADD is answered.
-func TestLoopRedisWrappedListener(t *testing.T) {
-	rd := redistest.Start(t)
-	srv, err := New(pathConfig(Config{Backend: "redis://" + rd.Addr(), Dir: "-", Logger: discardLogger()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(wrappedListener{ln}) }()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	br := bufio.NewReader(nc)
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	io.WriteString(nc, encodeCommand("BF.ADD", "k", "a"))
-	if got, err := readRawReply(br); got != rawInt(1) {
-		t.Errorf("lone BF.ADD on a goroutine: %q, %v", got, err)
-	}
-	io.WriteString(nc, encodeCommand("BF.EXISTS", "k", "a"))
-	if got, err := readRawReply(br); got != rawInt(1) {
-		t.Errorf("lone BF.EXISTS on a goroutine: %q, %v", got, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v", err)
 	}
 }
 

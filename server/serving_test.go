@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bloomery/bloom/internal/redistest"
 )
 
 // How connections are served, seen from clients, on both paths (the
@@ -207,59 +209,78 @@ func (l wrappedListener) Accept() (net.Conn, error) {
 }
 
 // TestListenerKinds: a Unix socket listener is served like TCP, and a
-// listener whose connections are not sockets still works.
+// listener whose connections are not sockets still works, on either
+// backend: a pipelined run and a lone command are answered. (A server
+// with loops serves such a connection with a goroutine, which must not
+// leave a lone command pending as an event loop does on the Redis
+// backend.)
 func TestListenerKinds(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		listen func() (net.Listener, error)
-		loop   bool // served by an event loop (in the first pass)
-	}{
-		{"unix", func() (net.Listener, error) { return net.Listen("unix", t.TempDir()+"/s") }, true},
-		{"wrapped", func() (net.Listener, error) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			return wrappedListener{ln}, err
-		}, false},
+	redis := "redis://" + redistest.Start(t).Addr()
+	for _, backend := range []string{"memory", redis} {
+		for _, c := range []struct {
+			name   string
+			listen func() (net.Listener, error)
+			loop   bool // served by an event loop (in the first pass)
+		}{
+			{"unix", func() (net.Listener, error) { return net.Listen("unix", t.TempDir()+"/s") }, true},
+			{"wrapped", func() (net.Listener, error) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				return wrappedListener{ln}, err
+			}, false},
+		} {
+			t.Run(strings.SplitN(backend, ":", 2)[0]+"/"+c.name, func(t *testing.T) {
+				checkListener(t, backend, c.name, c.listen, c.loop) // a key of its own in the shared Redis
+			})
+		}
+	}
+}
+
+// checkListener serves backend on the listener listen makes, and checks
+// that a pipelined BF.ADD and BF.EXISTS on key, then a lone BF.ADD, are
+// answered, and whether the connection was served by an event loop.
+func checkListener(t *testing.T, backend, key string, listen func() (net.Listener, error), loop bool) {
+	srv, err := New(pathConfig(Config{Backend: backend, Dir: "-", Logger: discardLogger()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	nc, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	nc.SetReadDeadline(time.Now().Add(rawTimeout))
+	for _, send := range []string{
+		encodeCommand("BF.ADD", key, "a") + encodeCommand("BF.EXISTS", key, "a"),
+		encodeCommand("BF.ADD", key, "b"),
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			srv, err := New(pathConfig(Config{Dir: "-", Logger: discardLogger()}))
-			if err != nil {
-				t.Fatal(err)
+		io.WriteString(nc, send)
+		for range strings.Count(send, "BF.") {
+			if got, err := readRawReply(br); got != rawInt(1) {
+				t.Fatalf("got %q, %v; want %q", got, err, rawInt(1))
 			}
-			ln, err := c.listen()
-			if err != nil {
-				t.Fatal(err)
-			}
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ln) }()
-			nc, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			br := bufio.NewReader(nc)
-			io.WriteString(nc, encodeCommand("BF.ADD", "k", "a")+encodeCommand("BF.EXISTS", "k", "a"))
-			nc.SetReadDeadline(time.Now().Add(rawTimeout))
-			for _, want := range []string{rawInt(1), rawInt(1)} {
-				if got, err := readRawReply(br); got != want {
-					t.Fatalf("got %q, %v; want %q", got, err, want)
-				}
-			}
-			srv.mu.Lock()
-			for sc := range srv.conns {
-				if onLoop := sc.lc != nil; onLoop != (c.loop && haveEventLoop && !streamPass) {
-					t.Errorf("served by an event loop: %v", onLoop)
-				}
-			}
-			srv.mu.Unlock()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-served; err != nil {
-				t.Fatalf("Serve: %v", err)
-			}
-		})
+		}
+	}
+	srv.mu.Lock()
+	for sc := range srv.conns {
+		if onLoop := sc.lc != nil; onLoop != (loop && haveEventLoop && !streamPass) {
+			t.Errorf("served by an event loop: %v", onLoop)
+		}
+	}
+	srv.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
 
