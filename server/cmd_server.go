@@ -233,7 +233,7 @@ func (s *Server) infoSection(sec string) []infoField {
 	case "persistence":
 		return append(append([]infoField{f("loading", 0)}, s.persistInfo()...), st.Fields...)
 	case "stats":
-		wakeups, polled := s.metrics.busyPolls()
+		wakeups, polled, naps := s.metrics.busyPolls()
 		return []infoField{
 			f("total_connections_received", s.stats.connections.Load()),
 			f("total_commands_processed", s.metrics.processed()),
@@ -241,7 +241,7 @@ func (s *Server) infoSection(sec string) []infoField {
 			f("rejected_connections", s.stats.rejected.Load()),
 			f("expired_keys", s.stats.expired.Load()),
 			f("acl_access_denied_auth", s.stats.authFailures.Load()),
-			f("busy_poll_wakeups", wakeups), f("busy_poll_us", polled),
+			f("busy_poll_wakeups", wakeups), f("busy_poll_us", polled), f("busy_poll_naps", naps),
 		}
 	case "replication", "modules", "cluster":
 		return setupInfo(sec)

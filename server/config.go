@@ -82,6 +82,13 @@ type Config struct {
 	// served by goroutines never do. Default: DefaultBusyPoll; negative:
 	// never; at most MaxBusyPoll.
 	BusyPoll time.Duration
+	// PollNap is how long a polling event loop whose clients keep it fed
+	// sleeps once, instead of polling, before it looks for input again
+	// (loop_poll_linux.go, docs/DESIGN.md §8 "Busy polling"): the gap's
+	// CPU time saved for up to the nap's latency. Loops whose clients all
+	// wait on it after a nap spin instead, for a while. Default:
+	// DefaultPollNap; negative: never (spin); at most MaxBusyPoll.
+	PollNap time.Duration
 	// GoroutinePerConn serves each connection with a goroutine of its
 	// own instead of event loops: the only way on other systems, and the
 	// Redis backend's unless RedisLoops.
@@ -143,7 +150,10 @@ const (
 	DefaultWriteTimeout = 60 * time.Second
 	// DefaultBusyPoll is the default of Config.BusyPoll.
 	DefaultBusyPoll = 20 * time.Microsecond
-	// MaxBusyPoll is the largest Config.BusyPoll accepted.
+	// DefaultPollNap is the default of Config.PollNap.
+	DefaultPollNap = 25 * time.Microsecond
+	// MaxBusyPoll is the largest Config.BusyPoll and Config.PollNap
+	// accepted.
 	MaxBusyPoll = time.Millisecond
 	// MinBufferLimit is the smallest MaxBulk and MaxQueryBuffer accepted:
 	// Redis's minimum of proto-max-bulk-len and client-query-buffer-limit.
@@ -188,6 +198,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.BusyPoll == 0 {
 		cfg.BusyPoll = DefaultBusyPoll
+	}
+	if cfg.PollNap == 0 {
+		cfg.PollNap = DefaultPollNap
 	}
 	cfg.Limits = limitsWithDefaults(cfg.Limits)
 	if cfg.Logger == nil {
@@ -235,6 +248,9 @@ func (cfg Config) check() error {
 	}
 	if cfg.BusyPoll > MaxBusyPoll {
 		return fmt.Errorf("server: BusyPoll %v is above the maximum, %v", cfg.BusyPoll, MaxBusyPoll)
+	}
+	if cfg.PollNap > MaxBusyPoll {
+		return fmt.Errorf("server: PollNap %v is above the maximum, %v", cfg.PollNap, MaxBusyPoll)
 	}
 	if cfg.Pprof && cfg.MetricsAddr == "" {
 		return fmt.Errorf("server: Pprof needs MetricsAddr (the profiles are served there)")

@@ -23,6 +23,7 @@ func TestConfigRefusesNonsense(t *testing.T) {
 		{Config{IdleTimeout: -time.Second}, "IdleTimeout is negative"},
 		{Config{WriteTimeout: -time.Second}, "WriteTimeout is negative"},
 		{Config{BusyPoll: 2 * time.Millisecond}, "BusyPoll 2ms is above the maximum, 1ms"},
+		{Config{PollNap: 2 * time.Millisecond}, "PollNap 2ms is above the maximum, 1ms"},
 		{Config{AOFRewriteMinSize: -1}, "AOFRewriteMinSize is negative"},
 		{Config{AOFRewritePercent: -1}, "AOFRewritePercent is negative"},
 		{Config{Limits: resp.Limits{MaxQueryBuffer: 1}}, "Limits.MaxQueryBuffer 1 is below the minimum"},

@@ -147,6 +147,7 @@ func (l *eventLoop) receive(lc *loopConn) {
 	switch {
 	case n > 0:
 		lc.in.Commit(n)
+		l.poller.noteInput(lc.lastRead)
 		lc.lastRead = l.now
 		l.process(lc)
 	case n == 0:

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -128,7 +129,7 @@ func newEventLoop(s *Server, shard *statShard, block bool) (*eventLoop, error) {
 		return nil, fmt.Errorf("server: epoll: %w", err)
 	}
 	l := &eventLoop{srv: s, epfd: epfd, block: block, wakefd: wakefd, shard: shard,
-		poller: busyPoll{limit: s.cfg.BusyPoll, start: time.Now(), shard: shard},
+		poller: busyPoll{limit: s.cfg.BusyPoll, nap: max(0, s.cfg.PollNap), start: time.Now(), shard: shard},
 		events: make([]unix.EpollEvent, 256), done: make(chan struct{})}
 	if block {
 		return l, nil // epfd stays out of Go's poller: a blocking descriptor
@@ -147,6 +148,15 @@ func (l *eventLoop) run() {
 	defer close(l.done)
 	if l.block {
 		defer blockingLoops.Add(-1) // its place among the process's blocking loops (reserveBlocking)
+		if l.poller.limit > 0 && l.poller.nap > 0 {
+			// The naps' timer slack is the thread's: the loop keeps its
+			// thread, and the thread a slack of 1 µs, not Linux's 50.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(time.Microsecond), 0, 0, 0); err != nil {
+				l.srv.log.Warn("event loop: the naps keep the default timer slack", "err", err)
+			}
+		}
 	}
 	for {
 		n := l.wait()

@@ -94,6 +94,104 @@ func TestBusyPollSpin(t *testing.T) {
 	}
 }
 
+// TestBusyPollNapsBackOff: a hot loop naps instead of spinning unless
+// its naps starved the clients (at least three quarters of the last
+// window's active connections had input after the nap) in more than a
+// quarter of a window's naps: then it spins for 1, 3, 7, … windows. A
+// window whose naps did not starve them ends the back-off; a loop that
+// is not hot, or has no nap, never naps.
+func TestBusyPollNapsBackOff(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := busyPoll{limit: DefaultBusyPoll, nap: DefaultPollNap, start: t0}
+	now := t0
+	// window ends a fully busy window (or an idle one: busy false) in
+	// which active connections sent input and the loop napped naps times,
+	// starving the clients starved times; it reports whether the loop
+	// naps in the next.
+	window := func(busy bool, active, naps, starved int) bool {
+		p.naps, p.starved = naps, starved
+		for range active {
+			p.noteInput(p.start.Add(-time.Nanosecond))
+		}
+		p.noteInput(p.start) // read again in the window: not counted twice
+		from := now
+		now = now.Add(busyWindow)
+		if !busy {
+			from = now.Add(-time.Microsecond)
+		}
+		p.turned(from, now)
+		return p.napping
+	}
+	if !window(true, 50, 0, 0) || p.lastActive != 50 || p.active != 0 {
+		t.Fatalf("a busy window of 50 clients: napping %v, last window's active %d, active %d; want true, 50, 0",
+			p.napping, p.lastActive, p.active)
+	}
+	if window(false, 50, 0, 0) {
+		t.Fatal("an idle window: napping")
+	}
+	for _, length := range []int{1, 3, 7, 15, 31, 63, 63} {
+		if window(true, 5, 8, 3) { // 3 of 8 naps starved the clients
+			t.Fatalf("after naps that starved the clients: napping; want a back-off of %d windows", length)
+		}
+		for i := 1; i < length; i++ {
+			if window(true, 5, 0, 0) {
+				t.Fatalf("back-off of %d windows: napping after %d", length, i)
+			}
+		}
+		if !window(true, 5, 0, 0) {
+			t.Fatalf("back-off of %d windows: still spinning after it", length)
+		}
+	}
+	if !window(true, 50, 8, 2) { // a quarter starved: no back-off
+		t.Fatal("naps of which a quarter starved the clients: spinning")
+	}
+	if window(true, 5, 1, 1) || !window(true, 5, 0, 0) { // the back-off starts again from 1 window
+		t.Fatal("the back-off did not start again from 1 window after naps that did not starve")
+	}
+	p.nap = 0
+	if window(true, 50, 0, 0) {
+		t.Fatal("no nap: napping")
+	}
+}
+
+// TestBusyPollNapOnce: a napping loop's spin sleeps once and polls: 0
+// when nothing came (a nap, no polling counted), the events when some
+// came during the nap (a sleep saved), which starved the clients when
+// they are three quarters of the last window's active connections.
+func TestBusyPollNapOnce(t *testing.T) {
+	onePath(t)
+	srv, _ := startServer(t, Config{})
+	shard := &statShard{}
+	l, err := newEventLoop(srv, shard, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.end()
+	// A signal (the runtime's preemption, the race detector's) may cut a
+	// nap short, so its length is not checked, only that the loop napped.
+	p := busyPoll{limit: time.Millisecond, nap: 5 * time.Millisecond, hot: true, napping: true, lastActive: 1, shard: shard}
+	p.ended = time.Now()
+	if n := p.spin(l); n != 0 {
+		t.Fatalf("a nap with nothing ready: %d events; want 0", n)
+	}
+	if p.naps != 1 || shard.pollNaps.Load() != 1 || shard.busyPolls.Load() != 0 || shard.pollNanos.Load() != 0 {
+		t.Fatalf("after a nap that found nothing: naps %d, pollNaps %d, busyPolls %d, pollNanos %d; want 1, 1, 0, 0",
+			p.naps, shard.pollNaps.Load(), shard.busyPolls.Load(), shard.pollNanos.Load())
+	}
+	// An event that comes during the nap: written before napOnce, which
+	// polls only after it.
+	l.wake()
+	if n := p.napOnce(l); n != 1 || shard.busyPolls.Load() != 1 || p.starved != 1 {
+		t.Fatalf("a nap while an event came: %d events, busyPolls %d, starved %d; want 1, 1, 1", n, shard.busyPolls.Load(), p.starved)
+	}
+	l.takeInbox()
+	p.lastActive = 50 // one of fifty clients waiting: not starved
+	l.wake()
+	if n := p.napOnce(l); n != 1 || p.starved != 1 || p.naps != 3 {
+		t.Fatalf("a nap with one of 50 clients waiting: %d events, starved %d, naps %d; want 1, 1, 3", n, p.starved, p.naps)
+	}
+}
+
 // TestBusyPollBacksOff: a window whose polls found input in fewer than
 // a quarter of the tries (the turns waited rather than worked) stops the
 // polling for 1, then 3, 7, … windows, however busy the loop looks; a
@@ -200,7 +298,7 @@ func TestBusyPollEngages(t *testing.T) {
 		polls    bool
 	}{{"on", MaxBusyPoll, true}, {"off", -1, false}} { // "on" at the longest limit: under the race detector the client answers slower than the default
 		t.Run(tc.name, func(t *testing.T) {
-			ps, c := start(t, Config{Dir: "-", BusyPoll: tc.busyPoll})
+			ps, c := start(t, Config{Dir: "-", BusyPoll: tc.busyPoll, PollNap: -1})
 			d := 2 * time.Second
 			if tc.polls {
 				d = 20 * time.Second // until it polls
@@ -211,8 +309,30 @@ func TestBusyPollEngages(t *testing.T) {
 			if us := stat(ps, "busy_poll_us"); (us > 0) != tc.polls {
 				t.Fatalf("busy_poll_us after pipelined load: %d; want polls: %v", us, tc.polls)
 			}
+			if naps := stat(ps, "busy_poll_naps"); naps != 0 {
+				t.Fatalf("busy_poll_naps with PollNap off: %d", naps)
+			}
 		})
 	}
+	// With naps (the default), the first busy window naps: the client
+	// then waits on the loop after every nap, which stops the napping for
+	// a while, but the naps taken are counted.
+	t.Run("naps", func(t *testing.T) {
+		ps, c := start(t, Config{Dir: "-", BusyPoll: MaxBusyPoll})
+		buf := make([]byte, want)
+		for end := time.Now().Add(20 * time.Second); stat(ps, "busy_poll_naps") == 0; {
+			if time.Now().After(end) {
+				t.Fatal("busy_poll_naps still 0 after 20 s of pipelined load")
+			}
+			c.nc.SetDeadline(time.Now().Add(rawTimeout))
+			if _, err := c.nc.Write(batch); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c.nc, buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	// trickle sends n commands cmd(i) 2 ms apart and checks that no
 	// poll found one (none could) and that the polling took at most 40
 	// polls' limit (a loop polling after every turn takes n).

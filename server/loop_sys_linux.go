@@ -2,6 +2,7 @@ package server
 
 import (
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -48,4 +49,12 @@ func rawResult(n uintptr, e syscall.Errno) (int, error) {
 		return -1, e
 	}
 	return int(n), nil
+}
+
+// rawNanosleep sleeps for d (or less, when a signal interrupts it): a
+// busy loop's nap (loop_poll_linux.go), short enough not to tell the
+// runtime, as rawEpollWait's waits are.
+func rawNanosleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 }

@@ -72,16 +72,18 @@ func (m *metrics) processed() int64 {
 	return n
 }
 
-// busyPolls is INFO's busy_poll_wakeups and busy_poll_us: the event
-// loops' turns whose input a busy poll found, each a sleep and a wake-up
-// saved, and the microseconds spent polling (CPU time that the loops'
-// work did not need: docs/DESIGN.md §8, "Busy polling").
-func (m *metrics) busyPolls() (wakeups, micros int64) {
+// busyPolls is INFO's busy_poll_wakeups, busy_poll_us and busy_poll_naps:
+// the event loops' turns whose input a busy poll or a nap found, each a
+// sleep and a wake-up saved, the microseconds spent polling (CPU time
+// that the loops' work did not need), and the naps taken instead of
+// polling (docs/DESIGN.md §8, "Busy polling").
+func (m *metrics) busyPolls() (wakeups, micros, naps int64) {
 	for _, sh := range m.shards {
 		wakeups += sh.busyPolls.Load()
 		micros += sh.pollNanos.Load()
+		naps += sh.pollNaps.Load()
 	}
-	return wakeups, micros / 1000
+	return wakeups, micros / 1000, naps
 }
 
 // backendCollector exports the backend's figures from one Stats call per

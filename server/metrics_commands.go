@@ -31,6 +31,7 @@ type statShard struct {
 	processed atomic.Int64
 	busyPolls atomic.Int64 // an event loop's turns whose input a busy poll found (loop_poll_linux.go)
 	pollNanos atomic.Int64 // and the time it spent polling
+	pollNaps  atomic.Int64 // the naps it took instead of polling
 }
 
 // latencyBucket is the index of the first bucket of latencyBuckets whose

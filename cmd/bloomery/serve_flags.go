@@ -31,6 +31,8 @@ func checkServeFlags(cfg server.Config) error {
 		{cfg.EventLoops < 0, fmt.Sprintf("--event-loops %d: want 0 (automatic) or more", cfg.EventLoops)},
 		{cfg.BusyPoll < 0 || cfg.BusyPoll > server.MaxBusyPoll,
 			fmt.Sprintf("--busy-poll %v: want 0 (never) up to %v", cfg.BusyPoll, server.MaxBusyPoll)},
+		{cfg.PollNap < 0 || cfg.PollNap > server.MaxBusyPoll,
+			fmt.Sprintf("--poll-nap %v: want 0 (never) up to %v", cfg.PollNap, server.MaxBusyPoll)},
 		{cfg.IdleTimeout < 0, fmt.Sprintf("--timeout %v: want 0 (never) or more", cfg.IdleTimeout)},
 		{cfg.WriteTimeout <= 0, fmt.Sprintf("--write-timeout %v: want more than 0", cfg.WriteTimeout)},
 		{bulk < server.MinBufferLimit, fmt.Sprintf("--proto-max-bulk-len %d: want at least 1mb (Redis's minimum)", bulk)},
@@ -50,10 +52,10 @@ func checkServeFlags(cfg server.Config) error {
 	return nil
 }
 
-// busyPollConfig is server.Config.BusyPoll for a checked --busy-poll
-// value: 0 there means never, which the Config says with a negative
-// value (its zero means the default).
-func busyPollConfig(flag time.Duration) time.Duration {
+// offIfZero is server.Config.BusyPoll or PollNap for a checked
+// --busy-poll or --poll-nap value: 0 there means never, which the Config
+// says with a negative value (its zero means the default).
+func offIfZero(flag time.Duration) time.Duration {
 	if flag == 0 {
 		return -1
 	}

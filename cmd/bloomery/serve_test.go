@@ -23,6 +23,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--event-loops", "-2"}, "--event-loops -2: want 0 (automatic) or more"},
 		{[]string{"--busy-poll", "-1us"}, "--busy-poll -1µs: want 0 (never) up to 1ms"},
 		{[]string{"--busy-poll", "2ms"}, "--busy-poll 2ms: want 0 (never) up to 1ms"},
+		{[]string{"--poll-nap", "-1us"}, "--poll-nap -1µs: want 0 (never) up to 1ms"},
+		{[]string{"--poll-nap", "2ms"}, "--poll-nap 2ms: want 0 (never) up to 1ms"},
 		{[]string{"--write-timeout", "0"}, "--write-timeout 0s: want more than 0"},
 		{[]string{"--client-query-buffer-limit", "1"}, "--client-query-buffer-limit 1: want at least 1mb"},
 		{[]string{"--client-query-buffer-limit", "0"}, "--client-query-buffer-limit 0: want at least 1mb"},
@@ -50,14 +52,15 @@ func TestServeRefusesBadFlags(t *testing.T) {
 	}
 }
 
-// TestBusyPollConfig: --busy-poll 0 means never (a negative Config
-// value: the Config's zero would be its default); other values pass.
-func TestBusyPollConfig(t *testing.T) {
+// TestOffIfZero: --busy-poll 0 and --poll-nap 0 mean never (a negative
+// Config value: the Config's zero would be its default); other values
+// pass.
+func TestOffIfZero(t *testing.T) {
 	for _, c := range []struct{ flag, want time.Duration }{
 		{0, -1}, {time.Microsecond, time.Microsecond}, {server.DefaultBusyPoll, server.DefaultBusyPoll}, {server.MaxBusyPoll, server.MaxBusyPoll},
 	} {
-		if got := busyPollConfig(c.flag); got != c.want {
-			t.Errorf("busyPollConfig(%v) = %v, want %v", c.flag, got, c.want)
+		if got := offIfZero(c.flag); got != c.want {
+			t.Errorf("offIfZero(%v) = %v, want %v", c.flag, got, c.want)
 		}
 	}
 }
