@@ -46,10 +46,9 @@ func TestBusyPollTurned(t *testing.T) {
 	}
 }
 
-// TestBusyPollSpin: a hot loop's spin returns the events a poll finds,
-// counting those found after an empty poll as a sleep saved, and gives up
-// after its limit; a loop that is not hot does not poll at all.
-func TestBusyPollSpin(t *testing.T) {
+// blockingTestLoop is a blocking event loop of a started server, not
+// running: the tests call its methods; it ends with the test.
+func blockingTestLoop(t *testing.T) (*eventLoop, *statShard) {
 	onePath(t)
 	srv, _ := startServer(t, Config{})
 	shard := &statShard{}
@@ -57,7 +56,15 @@ func TestBusyPollSpin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.end()
+	t.Cleanup(l.end)
+	return l, shard
+}
+
+// TestBusyPollSpin: a hot loop's spin returns the events a poll finds,
+// counting those found after an empty poll as a sleep saved, and gives up
+// after its limit; a loop that is not hot does not poll at all.
+func TestBusyPollSpin(t *testing.T) {
+	l, shard := blockingTestLoop(t)
 	limit := 2 * time.Millisecond
 	p := busyPoll{limit: limit, shard: shard}
 
@@ -159,14 +166,7 @@ func TestBusyPollNapsBackOff(t *testing.T) {
 // came during the nap (a sleep saved), which starved the clients when
 // they are three quarters of the last window's active connections.
 func TestBusyPollNapOnce(t *testing.T) {
-	onePath(t)
-	srv, _ := startServer(t, Config{})
-	shard := &statShard{}
-	l, err := newEventLoop(srv, shard, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.end()
+	l, shard := blockingTestLoop(t)
 	// A signal (the runtime's preemption, the race detector's) may cut a
 	// nap short, so its length is not checked, only that the loop napped.
 	p := busyPoll{limit: time.Millisecond, nap: 5 * time.Millisecond, hot: true, napping: true, lastActive: 1, shard: shard}
