@@ -151,7 +151,7 @@ const (
 	// DefaultBusyPoll is the default of Config.BusyPoll.
 	DefaultBusyPoll = 20 * time.Microsecond
 	// DefaultPollNap is the default of Config.PollNap.
-	DefaultPollNap = 25 * time.Microsecond
+	DefaultPollNap = 50 * time.Microsecond
 	// MaxBusyPoll is the largest Config.BusyPoll and Config.PollNap
 	// accepted.
 	MaxBusyPoll = time.Millisecond

@@ -47,7 +47,7 @@ import "time"
 // window in which more than a quarter of the naps starved their clients
 // stops the napping, and the loop spins instead, for 1, 3, 7, … up to
 // maxPollBackoff windows; a window whose naps did not ends the back-off.
-// Measured (docs/BENCHMARKS.md, "Napping instead of spinning"): at -P 1
+// Measured (docs/BENCHMARKS.md, "Naps instead of spins"): at -P 1
 // with 50 clients the same rate for 1.2–1.6 µs less CPU per request.
 //
 // Concurrency: a busyPoll belongs to its loop's goroutine.
