@@ -287,6 +287,7 @@ func (l *eventLoop) endRunAsync(lc *loopConn, held [][]byte) bool {
 	}
 	lc.held = held
 	lc.busy = true
+	l.away++
 	l.unwatch(lc)
 	return true
 }
@@ -295,6 +296,7 @@ func (l *eventLoop) endRunAsync(lc *loopConn, held [][]byte) bool {
 // epoll set until it is posted back (resume), so its later commands wait.
 func (l *eventLoop) offload(lc *loopConn, cmd *command, args [][]byte) {
 	lc.busy = true
+	l.away++
 	l.unwatch(lc)
 	go func() {
 		lc.c.clock = 0 // it waited for a goroutine
@@ -306,6 +308,7 @@ func (l *eventLoop) offload(lc *loopConn, cmd *command, args [][]byte) {
 // resume takes back a connection whose command ran off the loop.
 func (l *eventLoop) resume(lc *loopConn) {
 	lc.busy = false
+	l.away--
 	if lc.closed {
 		lc.release() // closed meanwhile (Shutdown's time ran out)
 		return

@@ -76,6 +76,7 @@ type eventLoop struct {
 	events []unix.EpollEvent
 	conns  []*loopConn // by file descriptor
 	open   int         // connections in conns
+	away   int         // of them, those off the loop (busy): they come back through the inbox
 
 	now      time.Time   // when the current iteration woke up
 	lastTick time.Time   // of the timeouts' check

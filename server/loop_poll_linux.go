@@ -40,13 +40,16 @@ import "time"
 // clients' writes still wake nobody, and the input of several clients
 // gathers into one turn. It costs latency, up to the nap (plus the
 // timer's lateness: 15–25 µs on this project's virtual machines), and
-// costs throughput only when the clients run out of work while the loop
-// sleeps: a nap after which at least three quarters of the connections
+// costs throughput when the clients run out of work while the loop
+// sleeps. A nap after which at least three quarters of the connections
 // active in the last window have input waiting has starved them (the
 // few-clients case: two or five clients waiting for their replies). A
 // window in which more than a quarter of the naps starved their clients
 // stops the napping, and the loop spins instead, for 1, 3, 7, … up to
 // maxPollBackoff windows; a window whose naps did not ends the back-off.
+// A nap would not see connections coming back through the inbox (its
+// eventfd), so a loop with connections off it (a slow command, a run
+// waiting on the Redis backend) spins too.
 // Measured (docs/BENCHMARKS.md, "Naps instead of spins"): at -P 1
 // with 50 clients the same rate for 1.2–1.6 µs less CPU per request.
 //
@@ -156,7 +159,7 @@ func (p *busyPoll) spin(l *eventLoop) int {
 		return n // a sleeping wait would have returned at once too
 	}
 	p.tries++
-	if p.napping {
+	if p.napping && l.away == 0 { // a nap would not see the inbox's wake-up
 		return p.napOnce(l)
 	}
 	until := p.ended.Add(p.limit) // one clock read fewer a turn

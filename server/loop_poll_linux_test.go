@@ -164,7 +164,8 @@ func TestBusyPollNapsBackOff(t *testing.T) {
 // TestBusyPollNapOnce: a napping loop's spin sleeps once and polls: 0
 // when nothing came (a nap, no polling counted), the events when some
 // came during the nap (a sleep saved), which starved the clients when
-// they are three quarters of the last window's active connections.
+// they are three quarters of the last window's active connections. A
+// loop with connections off it spins instead.
 func TestBusyPollNapOnce(t *testing.T) {
 	l, shard := blockingTestLoop(t)
 	// A signal (the runtime's preemption, the race detector's) may cut a
@@ -189,6 +190,13 @@ func TestBusyPollNapOnce(t *testing.T) {
 	l.wake()
 	if n := p.napOnce(l); n != 1 || p.starved != 1 || p.naps != 3 {
 		t.Fatalf("a nap with one of 50 clients waiting: %d events, starved %d, naps %d; want 1, 1, 3", n, p.starved, p.naps)
+	}
+	l.takeInbox()
+	l.away = 1 // a connection off the loop comes back through the eventfd, which a nap would not see
+	p.ended = time.Now()
+	if n := p.spin(l); n != 0 || p.naps != 3 || shard.pollNanos.Load() == 0 {
+		t.Fatalf("with a connection off the loop: %d events, naps %d, pollNanos %d; want 0, 3 (it spins), > 0",
+			n, p.naps, shard.pollNanos.Load())
 	}
 }
 
