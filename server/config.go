@@ -90,17 +90,13 @@ type Config struct {
 	// DefaultPollNap; negative: never (spin); at most MaxBusyPoll.
 	PollNap time.Duration
 	// GoroutinePerConn serves each connection with a goroutine of its
-	// own instead of event loops: the only way on other systems, and the
-	// Redis backend's unless RedisLoops.
+	// own instead of event loops: the only way on other systems. On the
+	// Redis backend the loops hand a connection's pipelined adds or tests
+	// to the filter's lane without waiting for Redis (docs/DESIGN.md §8):
+	// pipelining clients gain (BF.ADD at -P 16: 1.00-1.22x), clients that
+	// wait for each reply lose 6-10% against goroutines
+	// (docs/BENCHMARKS.md, "The stateless mode on the event loops").
 	GoroutinePerConn bool
-	// RedisLoops serves the Redis backend from the event loops (Linux),
-	// as the memory backend is: a loop hands a connection's pipelined
-	// adds or tests to the filter's lane without waiting for Redis
-	// (docs/DESIGN.md §8). Clients that pipeline BF.ADD gain (at -P 16:
-	// 1.00-1.22x in five runs); clients that wait for each reply lose
-	// about a tenth, and BF.MADD a little (docs/BENCHMARKS.md, "The
-	// stateless mode on the event loops").
-	RedisLoops bool
 	// Limits bound what one command may declare (resp.Limits; zero fields
 	// take Redis's defaults). MaxBulk and MaxQueryBuffer may not be below
 	// MinBufferLimit (Redis's minimum), and MaxBulk may not pass

@@ -51,7 +51,7 @@ import "time"
 // eventfd), so a loop with connections off it (a slow command, a run
 // waiting on the Redis backend) spins too.
 // Measured (docs/BENCHMARKS.md, "Naps instead of spins"): at -P 1
-// with 50 clients the same rate for 1.2–1.6 µs less CPU per request.
+// with 50 clients the same rate for 0.6–1.6 µs less CPU per request.
 //
 // Concurrency: a busyPoll belongs to its loop's goroutine.
 type busyPoll struct {

@@ -116,13 +116,10 @@ func benchmarking() bool {
 }
 
 // pathConfig returns cfg set to serve connections as the current pass
-// does: event loops in the first (the Redis backend's too: RedisLoops),
-// goroutines in the second.
+// does: event loops in the first, goroutines in the second.
 func pathConfig(cfg Config) Config {
 	if streamPass {
 		cfg.GoroutinePerConn = true
-	} else {
-		cfg.RedisLoops = true // the Redis backend on the event loops too
 	}
 	return cfg
 }

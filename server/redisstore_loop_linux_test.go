@@ -66,17 +66,16 @@ func TestLoopRunsDoNotWaitOnRedis(t *testing.T) {
 	}
 }
 
-// TestRedisLoopsOptIn: the Redis backend is served by goroutines unless
-// RedisLoops asks for the event loops (GoroutinePerConn still wins).
-func TestRedisLoopsOptIn(t *testing.T) {
+// TestRedisBackendOnLoops: the Redis backend is served by the event
+// loops, as the memory backend is, unless GoroutinePerConn.
+func TestRedisBackendOnLoops(t *testing.T) {
 	rd := redistest.Start(t)
 	for _, tc := range []struct {
 		cfg   Config
 		loops bool
 	}{
-		{Config{}, false},
-		{Config{RedisLoops: true}, true},
-		{Config{RedisLoops: true, GoroutinePerConn: true}, false},
+		{Config{}, true},
+		{Config{GoroutinePerConn: true}, false},
 	} {
 		tc.cfg.Backend, tc.cfg.Dir, tc.cfg.Addr = "redis://"+rd.Addr(), "-", "127.0.0.1:0"
 		srv, err := New(tc.cfg)
@@ -84,14 +83,14 @@ func TestRedisLoopsOptIn(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := srv.loopsN > 0; got != tc.loops {
-			t.Errorf("RedisLoops %v, GoroutinePerConn %v: event loops %v, want %v", tc.cfg.RedisLoops, tc.cfg.GoroutinePerConn, got, tc.loops)
+			t.Errorf("GoroutinePerConn %v: event loops %v, want %v", tc.cfg.GoroutinePerConn, got, tc.loops)
 		}
 		srv.Shutdown(context.Background())
 	}
 }
 
 // sleepingRedis starts a redis-server that takes DEBUG and a server of
-// one event loop in front of it (RedisLoops, from pathConfig), reserves
+// one event loop in front of it (from pathConfig), reserves
 // the filter bf, and returns the server, its address, the client that
 // reserved bf, and a func that puts the Redis to sleep for d, in the
 // background, once the sleep has begun.

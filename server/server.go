@@ -160,14 +160,14 @@ func loadMemory(cfg Config, cmds table, log *slog.Logger, now func() time.Time) 
 }
 
 // eventLoops is the number of event loops cfg asks for: none (serve each
-// connection with a goroutine) without epoll, with GoroutinePerConn, or
-// on the Redis backend without RedisLoops. There, whose commands wait on
-// the network, the loops hand runs of adds and tests to the lanes
-// without waiting (endRunAsync) and every other command that reads or
-// writes keys to a goroutine (conn.slowCall).
+// connection with a goroutine) without epoll or with GoroutinePerConn.
+// On the Redis backend, whose commands wait on the network, the loops
+// hand runs of adds and tests to the lanes without waiting
+// (endRunAsync) and every other command that reads or writes keys to a
+// goroutine (conn.slowCall).
 func eventLoops(cfg Config) int {
 	switch {
-	case !haveEventLoop || cfg.GoroutinePerConn || cfg.Backend != "memory" && !cfg.RedisLoops:
+	case !haveEventLoop || cfg.GoroutinePerConn:
 		return 0
 	case cfg.EventLoops > 0:
 		return cfg.EventLoops

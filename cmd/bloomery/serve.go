@@ -91,7 +91,6 @@ snapshot written.`,
 	f.DurationVar(&busyPoll, "busy-poll", server.DefaultBusyPoll, "how long a busy event loop polls for input before it sleeps, e.g. 50us (0: never; at most 1ms)")
 	f.DurationVar(&pollNap, "poll-nap", server.DefaultPollNap, "how long a busy event loop whose many clients keep it fed naps instead of polling, e.g. 25us (0: never, it polls; at most 1ms)")
 	f.BoolVar(&cfg.GoroutinePerConn, "goroutine-per-conn", false, "serve each connection with a goroutine of its own instead of event loops")
-	f.BoolVar(&cfg.RedisLoops, "redis-loops", false, "with --backend redis://…, serve connections from event loops: faster for pipelining clients, slower for clients that wait for each reply")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, without authentication (:PORT is every interface)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "also serve Go's profiles at http://ADDR/debug/pprof/ on --metrics-addr")
 	f.StringVar(&cfg.Backend, "backend", "memory", "memory, or a Redis URL: redis://host:port/0, rediss://…, redis+cluster://h1:p1,h2:p2")
