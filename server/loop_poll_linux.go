@@ -47,11 +47,15 @@ import "time"
 // window in which more than a quarter of the naps starved their clients
 // stops the napping, and the loop spins instead, for 1, 3, 7, … up to
 // maxPollBackoff windows; a window whose naps did not ends the back-off.
-// A nap would not see connections coming back through the inbox (its
-// eventfd), so a loop with connections off it (a slow command, a run
-// waiting on the Redis backend) spins too.
-// Measured (docs/BENCHMARKS.md, "Naps instead of spins"): at -P 1
-// with 50 clients the same rate for 0.6–1.6 µs less CPU per request.
+// Measured (docs/BENCHMARKS.md, "Naps instead of spins"): at -P 1 with
+// 50 clients the same rate for 0.6–1.6 µs less CPU per request.
+//
+// Connections off the loop. A loop with connections off it (a slow
+// command, a run waiting on the Redis backend) neither polls nor naps:
+// their goroutines need the CPU a poll would take (on the Redis backend
+// at -P 1, polling took 1.4–1.6 µs a request for no more requests), and
+// a nap would not see them come back through the inbox (its eventfd),
+// which wakes a loop asleep in epoll_wait.
 //
 // Concurrency: a busyPoll belongs to its loop's goroutine.
 type busyPoll struct {
@@ -146,20 +150,21 @@ func (p *busyPoll) noteInput(last time.Time) {
 }
 
 // spin polls l's epoll set until events are ready (their number) or the
-// limit has passed (0), when the loop is hot, or naps once and polls when
-// it naps (napOnce); else it returns 0 at once.
+// limit has passed (0), when the loop is hot and has no connections off
+// it, or naps once and polls when it naps (napOnce); else it returns 0
+// at once.
 // Events a later poll found, not the first, count as a sleep saved
 // (statShard.busyPolls), and the time from the turn's end to the poll
 // that found them, or to the limit, as polling (statShard.pollNanos).
 func (p *busyPoll) spin(l *eventLoop) int {
-	if !p.hot {
+	if !p.hot || l.away > 0 {
 		return 0
 	}
 	if n := l.poll(); n > 0 {
 		return n // a sleeping wait would have returned at once too
 	}
 	p.tries++
-	if p.napping && l.away == 0 { // a nap would not see the inbox's wake-up
+	if p.napping {
 		return p.napOnce(l)
 	}
 	until := p.ended.Add(p.limit) // one clock read fewer a turn
