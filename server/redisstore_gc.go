@@ -14,13 +14,13 @@ import (
 // (docs/BENCHMARKS.md, issue 15). So with Config.ManageGoRuntime the
 // Redis backend turns GOGC's trigger off and keeps Go's soft memory
 // limit at what is live plus room, as the memory backend does
-// (setMemoryLimit: at least 64 MiB of room), read again ten times a
-// second: a collection per 64 MiB of garbage.
+// (setMemoryLimit: at least redisRoom, 64 MiB, of room), read again ten
+// times a second: a collection per 64 MiB of garbage.
 
 // manageRedisMemory runs until the server shuts down, then gives the
 // runtime back its settings.
 func (s *Server) manageRedisMemory() {
-	limit := setMemoryLimit(-1)
+	limit := setMemoryLimit(-1, redisRoom)
 	percent := debug.SetGCPercent(-1)
 	defer func() {
 		debug.SetGCPercent(percent)
@@ -33,7 +33,7 @@ func (s *Server) manageRedisMemory() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
-			limit = setMemoryLimit(limit)
+			limit = setMemoryLimit(limit, redisRoom)
 		}
 	}
 }

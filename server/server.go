@@ -192,31 +192,52 @@ func limitsHint(err error, cfg Config) error {
 		err, humanLimit(cfg.MaxFilterBytes))
 }
 
-// sweep deletes expired keys ten times a second until shutdown.
+// sweep deletes expired keys ten times a second until shutdown, and
+// with ManageGoRuntime sets the memory limit then and after each garbage
+// collection (afterEachGC).
 func (s *Server) sweep(m *memstore) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	collected := make(chan struct{}, 1)
+	if s.cfg.ManageGoRuntime {
+		afterEachGC(collected, s.ctx.Done())
+	}
 	limit := int64(-1)
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
+		case <-collected:
+			limit = setMemoryLimit(limit, memoryRoom)
 		case <-t.C:
 			m.ks.sweep()
 			s.stats.expired.Store(m.ks.expired.Load())
 			if s.cfg.ManageGoRuntime {
-				limit = setMemoryLimit(limit)
+				limit = setMemoryLimit(limit, memoryRoom)
 			}
 		}
 	}
 }
+
+// The least room for garbage setMemoryLimit leaves: on the memory
+// backend, little, so that the process stays within 1.2 times its
+// filters' bytes plus a fixed part (a filter of 10^7 items held 42 MB of
+// heap under GOGC=100 alone, 20 of them live; docs/BENCHMARKS.md, "The
+// memory backend's room for garbage"), since its
+// adds and tests make no garbage and BF.MADD about 180 bytes a command;
+// on the Redis backend, whose GOGC is off and whose client makes about
+// four objects of garbage an item, 64 MiB (redisstore_gc.go).
+const (
+	memoryRoom = 4 << 20
+	redisRoom  = 64 << 20
+)
 
 // setMemoryLimit sets Go's soft memory limit to what the process holds
 // live (the heap marked by the last collection, and the runtime's other
 // memory: stacks, buffers) plus room for garbage, so that the garbage of
 // commands is collected long before the heap doubles (with GOGC=100
 // alone, 1 GiB of filters could grow to 2 GiB). The room is the largest
-// of 64 MiB, 1/8 of the live heap, and the bytes a collection has to
+// of least, 1/8 of the live heap, and the bytes a collection has to
 // scan: filters' bit arrays are pointer-free, so a collection neither
 // scans nor moves them and large filters get a tight limit; but a
 // million small filters are millions of small objects with pointers, a
@@ -227,9 +248,9 @@ func (s *Server) sweep(m *memstore) {
 // collector's work is at most about one scan per scannable byte
 // allocated, as GOGC=100 gives. It returns the limit set (unchanged
 // within 1%).
-func setMemoryLimit(current int64) int64 {
+func setMemoryLimit(current, least int64) int64 {
 	live, other, scan := liveMemory()
-	want := int64(live + other + max(live/8, 64<<20, scan))
+	want := int64(live+other) + max(int64(live/8), least, int64(scan))
 	if current > 0 && want > current*99/100 && want < current*101/100 {
 		return current
 	}
