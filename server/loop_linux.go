@@ -156,6 +156,8 @@ func (l *eventLoop) run() {
 			defer runtime.UnlockOSThread()
 			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(time.Microsecond), 0, 0, 0); err != nil {
 				l.srv.log.Warn("event loop: the naps keep the default timer slack", "err", err)
+			} else {
+				defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // the thread's default again, for other goroutines
 			}
 		}
 	}

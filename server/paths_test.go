@@ -134,8 +134,8 @@ func onePath(t testing.TB) {
 }
 
 // redisOnly is onePath for a test whose servers all have the Redis
-// backend, which serves every connection with a goroutine whatever the
-// pass (eventLoops): the second pass would repeat the first.
+// backend and are served as its configuration says, not as the pass
+// says (pathConfig): the second pass would repeat the first.
 func redisOnly(t testing.TB) {
 	t.Helper()
 	onePath(t)
