@@ -286,18 +286,22 @@ func (l *eventLoop) endRunAsync(lc *loopConn, held [][]byte) bool {
 		return false
 	}
 	lc.held = held
+	l.leave(lc)
+	return true
+}
+
+// leave takes lc off the loop until it is posted back (resume): busy,
+// counted in l.away, out of the epoll set.
+func (l *eventLoop) leave(lc *loopConn) {
 	lc.busy = true
 	l.away++
 	l.unwatch(lc)
-	return true
 }
 
 // offload runs a slow command on a goroutine of its own; lc leaves the
 // epoll set until it is posted back (resume), so its later commands wait.
 func (l *eventLoop) offload(lc *loopConn, cmd *command, args [][]byte) {
-	lc.busy = true
-	l.away++
-	l.unwatch(lc)
+	l.leave(lc)
 	go func() {
 		lc.c.clock = 0 // it waited for a goroutine
 		lc.c.execute(cmd, args)

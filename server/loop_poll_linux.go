@@ -65,8 +65,7 @@ type busyPoll struct {
 	busy    time.Duration // spent in turns since start
 	tries   int           // polls since start that found nothing at once
 	saved   int           // of them, those that found input before the limit
-	skip    int           // windows still to pass without polling
-	backoff int           // the length of the last back-off, in windows
+	pollOff backOff       // after polls that did not pay
 	ended   time.Time     // when the last turn ended: the polling's start
 	found   bool          // the last wait's poll found events (turned counts its time)
 	shard   *statShard    // the loop's counters: busyPolls, pollNanos, pollNaps
@@ -77,8 +76,32 @@ type busyPoll struct {
 	lastActive int           // of them, in the last window
 	naps       int           // naps since start
 	starved    int           // of them, those after which the clients all waited on the loop
-	napSkip    int           // windows still to pass spinning
-	napBackoff int           // the length of the last napping back-off, in windows
+	napOff     backOff       // after naps that starved the clients
+}
+
+// backOff is a back-off in windows, after windows whose tries failed:
+// 1, then 3, 7, … up to maxPollBackoff windows without trying; a window
+// whose tries paid resets it.
+type backOff struct {
+	skip   int // windows still to pass without trying
+	length int // of the last back-off
+}
+
+// end ends a window whose tries failed or paid (or neither: none were
+// made), and reports whether the next window may try.
+func (b *backOff) end(failed, paid bool) bool {
+	switch {
+	case failed:
+		b.length = min(2*b.length+1, maxPollBackoff)
+		b.skip = b.length
+	case paid:
+		b.length = 0
+	}
+	if b.skip > 0 {
+		b.skip--
+		return false
+	}
+	return true
 }
 
 const (
@@ -103,19 +126,8 @@ func (p *busyPoll) turned(from, to time.Time) {
 	p.ended = to
 	p.busy += to.Sub(from)
 	if elapsed := to.Sub(p.start); elapsed >= busyWindow {
-		switch {
-		case p.tries > 0 && 4*p.saved < p.tries: // polled in vain
-			p.backoff = min(2*p.backoff+1, maxPollBackoff)
-			p.skip = p.backoff
-		case p.saved > 0:
-			p.backoff = 0
-		}
-		if p.skip > 0 {
-			p.skip--
-			p.hot = false
-		} else {
-			p.hot = 2*p.busy >= elapsed
-		}
+		polledInVain := p.tries > 0 && 4*p.saved < p.tries
+		p.hot = p.pollOff.end(polledInVain, p.saved > 0) && 2*p.busy >= elapsed
 		p.decideNapping()
 		p.start, p.busy, p.tries, p.saved = to, 0, 0, 0
 	}
@@ -124,19 +136,8 @@ func (p *busyPoll) turned(from, to time.Time) {
 // decideNapping ends a window for the naps: whether the next window naps
 // or spins, and the back-off after naps that starved their clients.
 func (p *busyPoll) decideNapping() {
-	switch {
-	case p.naps > 0 && 4*p.starved > p.naps:
-		p.napBackoff = min(2*p.napBackoff+1, maxPollBackoff)
-		p.napSkip = p.napBackoff
-	case p.naps > 0:
-		p.napBackoff = 0
-	}
-	p.napping = false
-	if p.napSkip > 0 {
-		p.napSkip--
-	} else {
-		p.napping = p.nap > 0 && p.hot
-	}
+	starvedThem := p.naps > 0 && 4*p.starved > p.naps
+	p.napping = p.napOff.end(starvedThem, p.naps > 0) && p.nap > 0 && p.hot
 	p.lastActive, p.active, p.naps, p.starved = p.active, 0, 0, 0
 }
 

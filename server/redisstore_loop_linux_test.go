@@ -14,21 +14,10 @@ import (
 // wait for it, and another client's PING, which the loop answers itself,
 // does not; the waiting runs are then answered in order, each as alone.
 func TestLoopRunsDoNotWaitOnRedis(t *testing.T) {
-	if streamPass {
-		t.Skip("the second pass serves connections with goroutines; the first ran this")
-	}
 	ctx := context.Background()
-	rd := redistest.Start(t, "--enable-debug-command", "yes")
-	srv, addr := startServer(t, Config{Backend: "redis://" + rd.Addr(), EventLoops: 1}) // both clients on one loop
-	if srv.loopsN == 0 {
-		t.Fatal("the Redis backend is served by goroutines: no event loop to test")
-	}
-	setup := newClient(t, addr, 2)
-	want(t, setup, cmd("OK", "BF.RESERVE", "bf", "0.001", "10000"))
+	_, addr, _, sleepFor := sleepingRedis(t) // both clients on its one loop
 	const sleep = 600 * time.Millisecond
-	slept := make(chan error, 1)
-	go func() { slept <- redisDirect(t, rd.Addr()).Do(ctx, "DEBUG", "SLEEP", sleep.Seconds()).Err() }()
-	time.Sleep(50 * time.Millisecond) // the sleep has begun
+	slept := sleepFor(sleep)
 
 	pipe := newClient(t, addr, 2)
 	answered := make(chan []any, 1)

@@ -219,14 +219,14 @@ func (s *Server) sweep(m *memstore) {
 	}
 }
 
-// The least room for garbage setMemoryLimit leaves: on the memory
+// The least room for garbage setMemoryLimit leaves. On the memory
 // backend, little, so that the process stays within 1.2 times its
 // filters' bytes plus a fixed part (a filter of 10^7 items held 42 MB of
 // heap under GOGC=100 alone, 20 of them live; docs/BENCHMARKS.md, "The
-// memory backend's room for garbage"), since its
-// adds and tests make no garbage and BF.MADD about 180 bytes a command;
-// on the Redis backend, whose GOGC is off and whose client makes about
-// four objects of garbage an item, 64 MiB (redisstore_gc.go).
+// memory backend's room for garbage"): its adds and tests make no
+// garbage, and BF.MADD little. On the Redis backend, whose GOGC is off
+// and whose client makes about four objects of garbage an item, 64 MiB
+// (redisstore_gc.go).
 const (
 	memoryRoom = 4 << 20
 	redisRoom  = 64 << 20
@@ -263,7 +263,6 @@ var memorySamples = []rtmetrics.Sample{
 	{Name: "/gc/heap/live:bytes"},
 	{Name: "/memory/classes/total:bytes"},
 	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/memory/classes/heap/unused:bytes"},
 	{Name: "/memory/classes/heap/free:bytes"},
 	{Name: "/memory/classes/heap/released:bytes"},
 	{Name: "/gc/scan/total:bytes"},
@@ -286,11 +285,11 @@ func liveMemory() (live, other, scan uint64) {
 		}
 		return s[i].Value.Uint64()
 	}
-	reclaimable := v(2) + v(4) + v(5) // objects, free and released heap memory
+	reclaimable := v(2) + v(3) + v(4) // objects, free and released heap memory
 	if total := v(1); total > reclaimable {
 		other = total - reclaimable
 	}
-	return v(0), other, v(6)
+	return v(0), other, v(5)
 }
 
 // ListenAndServe listens on cfg.Addr (and cfg.MetricsAddr) and serves
