@@ -5,8 +5,10 @@
 // Scalable writes through Lua scripts (EVALSHA, EVAL on NOSCRIPT), or a
 // batch through a transaction that a small script opens (MULTI, EXEC,
 // WATCH), so that its counters stay exact under concurrent clients, and
-// reads with core commands only; Cuckoo does every operation in one Lua
-// script call.
+// reads with core commands only; with WithMirrors it keeps a copy of its
+// bits, trusted only through a token every write replaces, and writes a
+// batch without reading (scalable_mirror.go). Cuckoo does every
+// operation in one Lua script call.
 //
 // A filter has the layout, hash and bytes of the in-memory bloom.Filter of
 // the same geometry: Upload and Download copy one into the other, so a

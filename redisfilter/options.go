@@ -36,6 +36,7 @@ type options struct {
 	refresh    time.Duration
 	growth     bloom.Growth
 	cuckoo     []cuckoo.Option // a new Cuckoo's geometry
+	mirrors    *Mirrors        // a Scalable's copies (scalable_mirror.go)
 }
 
 func newOptions(opts []Option) (options, error) {

@@ -38,7 +38,10 @@ import (
 // (scalable_fast.go): with WATCH on the last sub-filter, whose blocks it
 // reads, and writes back changed (scalable_watch.go), or, when another
 // client writes the same filter, setting each bit with BITFIELD; the
-// script adds the rest and grows the filter. Reads need no script:
+// script adds the rest and grows the filter. A Scalable given a budget
+// (WithMirrors) keeps a copy of the filter's bits and sends such a batch
+// with no reads at all, one round trip, as long as no other client has
+// written the filter since its copy (scalable_mirror.go). Reads need no script:
 // Exists reads the bitmaps (GETRANGE of the item's block in each blocked
 // sub-filter, BITFIELD_RO of its bits in a classic one) in one pipelined
 // round trip, which also checks that the client's list of sub-filters is
@@ -69,6 +72,16 @@ type Scalable struct {
 	meta *scalableMeta
 
 	watchOff atomic.Int64 // Unix ns before which AddMany sends no watched write (scalable_watch.go)
+
+	// The copy of the filter's bits (scalable_mirror.go); mirrors nil:
+	// none.
+	mirrors  *Mirrors
+	mirMu    sync.Mutex // guards the fields below; held through a mirrored write
+	mir      *mirror
+	mirLive  atomic.Pointer[mirror] // mir, for mirrorView
+	mirOff   time.Time              // no copy is loaded before
+	mirPause time.Duration          // the last pause after another client's write
+	mirW     mirrorWrite
 }
 
 // maxStale bounds the metadata re-reads of one call.
@@ -104,7 +117,7 @@ func CreateScalable(ctx context.Context, client redis.UniversalClient, name stri
 	if made == 0 {
 		return nil, fmt.Errorf("redisfilter: create %q: %w", name, ErrExists)
 	}
-	return &Scalable{client: client, name: name, key: o.key, maxBytes: o.maxBytes, meta: m}, nil
+	return &Scalable{client: client, name: name, key: o.key, maxBytes: o.maxBytes, meta: m, mirrors: o.mirrors}, nil
 }
 
 // OpenScalable returns the scalable filter called name. It fails with
@@ -116,7 +129,7 @@ func OpenScalable(ctx context.Context, client redis.UniversalClient, name string
 	if err != nil {
 		return nil, err
 	}
-	s := &Scalable{client: client, name: name, key: o.key, maxBytes: o.maxBytes}
+	s := &Scalable{client: client, name: name, key: o.key, maxBytes: o.maxBytes, mirrors: o.mirrors}
 	if _, err := s.refresh(ctx); err != nil {
 		return nil, err
 	}

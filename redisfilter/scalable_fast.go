@@ -80,20 +80,24 @@ const leaseMillis = 5000
 //	KEYS  metadata, last sub-filter, hold, reservations
 //	ARGV  id, view (sub-filters), the last one's count field, items,
 //	      its capacity, reservation id ("": the items are known new, no
-//	      reservation), lease ms
+//	      reservation), lease ms, the writes token the client's copy of
+//	      the bits is as of ("": any), a new token
 //
 // Reply {code, the last sub-filter's count}: code 0 reserved (the count
-// includes the batch), 1 stale view, 2 no room, 3 no filter; or the
-// error of reading the metadata (WRONGTYPE). Whatever refuses first puts
-// the set in place: an error raised in this script would let the
+// includes the batch, and the new token replaces the filter's), 1 stale
+// view, 2 no room, 3 no filter, 5 written since the client's token; or
+// the error of reading the metadata (WRONGTYPE). Whatever refuses first
+// puts the set in place: an error raised in this script would let the
 // BITFIELD through.
 const gateLua = `
-local st = redis.pcall('HMGET', KEYS[1], 'id', 'filters', ARGV[3])
+local st = redis.pcall('HMGET', KEYS[1], 'id', 'filters', ARGV[3], 'writes')
 local code, fill = 0, 0
 if st.err or not st[1] then
   code = 3
 elseif st[1] ~= ARGV[1] or st[2] ~= ARGV[2] then
   code = 1
+elseif ARGV[8] ~= '' and st[4] ~= ARGV[8] then
+  code = 5
 else
   fill = tonumber(st[3])
   if not fill then
@@ -105,6 +109,7 @@ end
 if code == 0 then
   redis.call('HINCRBY', KEYS[1], ARGV[3], ARGV[4])
   redis.call('HINCRBY', KEYS[1], 'items', ARGV[4])
+  if st[4] then redis.call('HSET', KEYS[1], 'writes', ARGV[9]) end
   if ARGV[6] ~= '' then
     local t = redis.call('TIME')
     redis.call('ZADD', KEYS[4], t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[7]), ARGV[6])
@@ -159,6 +164,10 @@ func reservationID() string {
 	return reservationPrefix + strconv.FormatUint(reservationCount.Add(1), 36)
 }
 
+// writeToken is a new "writes" token (scalable_meta.go), unique across
+// processes as reservation ids are.
+func writeToken() string { return reservationID() }
+
 // gatedItems is the most items of one gated write on m: scriptOps bit
 // operations in the last sub-filter.
 func gatedItems(m *scalableMeta) int {
@@ -175,14 +184,21 @@ func gatedItems(m *scalableMeta) int {
 func (s *Scalable) addFast(ctx context.Context, m *scalableMeta, hashes []bloom.Hash, out []bool) ([]bool, int64, error) {
 	rest := hashes[len(out):]
 	n := min(len(rest), gatedItems(m))
-	if n < gatedMinItems || m.lastFill.Load()+uint64(n) > m.subs[len(m.subs)-1].N {
+	mirrored := s.mirrors != nil && m.tracked
+	if n < gatedMinItems && !(mirrored && s.mirrorView(m)) || m.lastFill.Load()+uint64(n) > m.subs[len(m.subs)-1].N {
 		return out, codeNeedsSub, nil
 	}
 	out = slices.Grow(out, n)
 	ans := out[len(out) : len(out)+n]
 	code := int64(codeConflict)
 	var err error
-	if s.watchable(m) {
+	if mirrored {
+		code, err = s.addMirrored(ctx, m, rest[:n], ans)
+	}
+	if err == nil && code == codeConflict && n < gatedMinItems {
+		return out, codeNeedsSub, nil // the copy went meanwhile: the script adds it
+	}
+	if err == nil && code == codeConflict && s.watchable(m) {
 		code, err = s.addWatched(ctx, m, rest[:n], ans)
 	}
 	if err == nil && code == codeConflict {
@@ -216,7 +232,7 @@ func (s *Scalable) addGated(ctx context.Context, m *scalableMeta, hashes []bloom
 	var gate *redis.Cmd
 	_, _ = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		gate = p.Eval(ctx, gateLua, []string{s.name, m.subKey(last), m.holdKey(), m.pendingKey()},
-			m.id, strconv.Itoa(len(m.subs)), field, len(todo), sz.N, rid, leaseMillis)
+			m.id, strconv.Itoa(len(m.subs)), field, len(todo), sz.N, rid, leaseMillis, "", writeToken())
 		for _, b := range sets {
 			_ = p.Process(ctx, b.cmd)
 		}

@@ -48,9 +48,17 @@ const (
 //	items.0      100
 //	sub.1        n=200 p=0.0025 bits=3584 k=9
 //	items.1      50
+//	writes       9c41e07d0a3b5f12:1f   (the last write's token)
 //
 // Sub-filter i is the bitmap prefix+i. The counters (filters, items,
-// items.i) change only inside the add script, with the bits.
+// items.i) change only inside the add script and the gate, with the bits.
+// "writes" is a token that every write of bits replaces with a new,
+// unique one, in the same atomic step: a client that knows the bits as of
+// a token knows them now while the token is unchanged, which is what a
+// mirror trusts (scalable_mirror.go). Filters made before it have no
+// "writes" field, and no mirror; a client that does not know the field
+// refuses the metadata (it counts the fields), so no writer that leaves
+// the token alone can reach a filter that has one.
 type scalableMeta struct {
 	plan     bloom.ScalablePlan
 	hash     bloom.HashID
@@ -60,6 +68,7 @@ type scalableMeta struct {
 	subs     []bloom.Sizing // one per sub-filter, as stored
 	counts   []uint64       // items per sub-filter, as read
 	items    uint64
+	tracked  bool // it has the "writes" token (no mirror without it)
 
 	// next is the sub-filter a growth opens, or why there can be none,
 	// worked out when first needed (sizing takes milliseconds).
@@ -89,6 +98,7 @@ func (m *scalableMeta) fields() []any {
 		"prefix", m.prefix,
 		"filters", strconv.Itoa(len(m.subs)),
 		"items", strconv.FormatUint(m.items, 10),
+		"writes", m.id, // any unique token: the id is random, and no write makes it
 	}
 	for i, s := range m.subs {
 		f = append(f, "sub."+strconv.Itoa(i), subSpec(s), "items."+strconv.Itoa(i), strconv.FormatUint(m.counts[i], 10))
@@ -194,7 +204,7 @@ func (m *scalableMeta) nextSub(maxBytes uint64) (bloom.Sizing, error) {
 
 // grown returns m with next appended, as the add script appended it.
 func (m *scalableMeta) grown(next bloom.Sizing) *scalableMeta {
-	return &scalableMeta{plan: m.plan, hash: m.hash, keyCheck: m.keyCheck, id: m.id, prefix: m.prefix,
+	return &scalableMeta{plan: m.plan, hash: m.hash, keyCheck: m.keyCheck, id: m.id, prefix: m.prefix, tracked: m.tracked,
 		subs:   append(m.subs[:len(m.subs):len(m.subs)], next),
 		counts: append(m.counts[:len(m.counts):len(m.counts)], 0),
 		items:  m.items}
@@ -217,7 +227,7 @@ func newScalableMeta(name string, plan bloom.ScalablePlan, keyCheck uint32, maxB
 	if err != nil {
 		return nil, err
 	}
-	m := &scalableMeta{plan: plan, hash: bloom.HashXXH3, keyCheck: keyCheck, id: id,
+	m := &scalableMeta{plan: plan, hash: bloom.HashXXH3, keyCheck: keyCheck, id: id, tracked: true,
 		subs: []bloom.Sizing{first}, counts: []uint64{0}}
 	if keyCheck != 0 {
 		m.hash = bloom.HashSipHash
@@ -244,7 +254,8 @@ func parseScalableMeta(name string, h map[string]string) (*scalableMeta, error) 
 	if m.format() != format {
 		return nil, fmt.Errorf("%w: format %q with layout %s", ErrMetadata, format, m.plan.Layout)
 	}
-	if len(h) != 13+2*filters {
+	_, m.tracked = h["writes"]
+	if fields := 13 + 2*filters; len(h) != fields && (!m.tracked || len(h) != fields+1) {
 		return nil, fmt.Errorf("%w: %d fields for %d sub-filters", ErrMetadata, len(h), filters)
 	}
 	var sum uint64

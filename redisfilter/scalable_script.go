@@ -30,7 +30,9 @@ import (
 //	KEYS  metadata, reservations, sub-filters 0 … view-1 [, the next sub-filter]
 //	ARGV  id, view, spec of the next sub-filter ("" if none), items,
 //	      k per sub-filter, capacity per sub-filter,
-//	      then per item, per sub-filter, its k bit offsets
+//	      then per item, per sub-filter, its k bit offsets,
+//	      and last a new writes token, which replaces the filter's if
+//	      the call sets a bit and the filter has one
 //
 // Reply: {code, items done, sub-filters now, one 1 (new) or 0 per item
 // done}; code 0 all done, 1 stale view, 2 stopped at the next item: it
@@ -38,7 +40,7 @@ import (
 // busy.
 const addLua = `
 local meta = KEYS[1]
-local st = redis.call('HMGET', meta, 'id', 'filters')
+local st = redis.call('HMGET', meta, 'id', 'filters', 'writes')
 if not st[1] then return {3, 0, 0} end
 local nf = tonumber(st[2])
 if st[1] ~= ARGV[1] or nf ~= tonumber(ARGV[2]) then return {1, 0, nf} end
@@ -57,11 +59,16 @@ local fill = tonumber(redis.call('HGET', meta, 'items.' .. (last - 1)))
 local added = 0
 local out = {0, 0, nf}
 
+local wrote = false
 local function flush()
   if added > 0 then
     redis.call('HINCRBY', meta, 'items.' .. (last - 1), added)
     redis.call('HINCRBY', meta, 'items', added)
     added = 0
+  end
+  if wrote and st[3] then
+    redis.call('HSET', meta, 'writes', ARGV[#ARGV])
+    wrote = false
   end
 end
 
@@ -117,6 +124,7 @@ for j = 1, nitems do
       set[#set + 1] = 1
     end
     redis.call(unpack(set))
+    wrote = true
     if grew then
       local ttl = redis.call('PTTL', meta)
       if ttl > 0 then redis.call('PEXPIRE', KEYS[last + 2], ttl) end
@@ -176,6 +184,7 @@ const (
 	codeNeedsSub = 2
 	codeNotFound = 3
 	codeBusy     = 4
+	codeWritten  = 5 // the gate: written since the client's token (scalable_mirror.go)
 )
 
 // scriptOps bounds the bit offsets in one add script call, so that Redis
@@ -206,7 +215,7 @@ func (s *Scalable) addChunk(ctx context.Context, m *scalableMeta, next *bloom.Si
 		per += int(sz.K)
 	}
 	n := min(len(hashes), max(1, scriptOps/per))
-	args := make([]any, 0, 4+2*len(subs)+n*per)
+	args := make([]any, 0, 5+2*len(subs)+n*per)
 	args = append(args, m.id, strconv.Itoa(len(m.subs)), spec, strconv.Itoa(n))
 	for _, sz := range subs {
 		args = append(args, strconv.FormatUint(uint64(sz.K), 10))
@@ -222,6 +231,7 @@ func (s *Scalable) addChunk(ctx context.Context, m *scalableMeta, next *bloom.Si
 			}
 		}
 	}
+	args = append(args, writeToken())
 	vals, err := addScript.Run(ctx, s.client, keys, args...).Int64Slice()
 	if err != nil {
 		return addReply{}, n, s.scriptErr(err)

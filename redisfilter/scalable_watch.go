@@ -114,7 +114,7 @@ func (s *Scalable) addWatched(ctx context.Context, m *scalableMeta, hashes []blo
 		var gate *redis.Cmd
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			gate = p.Eval(ctx, gateLua, []string{s.name, lastKey, m.holdKey(), m.pendingKey()},
-				m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0)
+				m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0, "", writeToken())
 			r.queueWrites(ctx, p)
 			p.Eval(ctx, ungateLua, []string{lastKey, m.holdKey()})
 			return nil

@@ -89,6 +89,12 @@ type Config struct {
 	// wait on it after a nap spin instead, for a while. Default:
 	// DefaultPollNap; negative: never (spin); at most MaxBusyPoll.
 	PollNap time.Duration
+	// RedisMirrorBytes bounds the memory the Redis backend may hold in
+	// copies of its filters' bits: a filter written in batches gets one
+	// while it fits, and its adds then need no reads from Redis, one
+	// round trip a batch (redisfilter.WithMirrors, docs/DESIGN.md §8).
+	// Default: DefaultRedisMirrorBytes; negative: no copies.
+	RedisMirrorBytes int64
 	// GoroutinePerConn serves each connection with a goroutine of its
 	// own instead of event loops: the only way on other systems. On the
 	// Redis backend the loops hand a connection's pipelined adds or tests
@@ -146,6 +152,8 @@ const (
 	DefaultWriteTimeout = 60 * time.Second
 	// DefaultBusyPoll is the default of Config.BusyPoll.
 	DefaultBusyPoll = 20 * time.Microsecond
+	// DefaultRedisMirrorBytes is the default of Config.RedisMirrorBytes.
+	DefaultRedisMirrorBytes = 256 << 20
 	// DefaultPollNap is the default of Config.PollNap.
 	DefaultPollNap = 50 * time.Microsecond
 	// MaxBusyPoll is the largest Config.BusyPoll and Config.PollNap
@@ -197,6 +205,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.PollNap == 0 {
 		cfg.PollNap = DefaultPollNap
+	}
+	if cfg.RedisMirrorBytes == 0 {
+		cfg.RedisMirrorBytes = DefaultRedisMirrorBytes
 	}
 	cfg.Limits = limitsWithDefaults(cfg.Limits)
 	if cfg.Logger == nil {

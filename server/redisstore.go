@@ -54,7 +54,8 @@ type redisStore struct {
 	addrs   string               // for INFO
 	opts    []redisfilter.Option // WithMaxBytes
 	cache   *filterCache
-	lanes   *lanes // coalescing (redisstore_batch.go)
+	lanes   *lanes               // coalescing (redisstore_batch.go)
+	mirrors *redisfilter.Mirrors // nil: no copies
 
 	keys atomic.Int64 // filters counted by the last DBSIZE or FLUSHALL
 
@@ -85,6 +86,10 @@ func newRedisStore(ctx context.Context, cfg Config) (*redisStore, error) {
 		opts: []redisfilter.Option{redisfilter.WithMaxBytes(maxBytes)}, cache: newFilterCache(filterCacheSize),
 		lanes: newLanes()}
 	r.cluster, _ = client.(*redis.ClusterClient)
+	if cfg.RedisMirrorBytes > 0 {
+		r.mirrors = redisfilter.NewMirrors(cfg.RedisMirrorBytes)
+		r.opts = append(r.opts, redisfilter.WithMirrors(r.mirrors))
+	}
 	if err := r.ping(ctx); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("server: backend %s: Redis does not answer: %w", redactURL(cfg.Backend), err)
@@ -196,10 +201,17 @@ func (r *redisStore) Stats() backendStats {
 	if r.cluster != nil {
 		mode = "cluster"
 	}
+	var ms redisfilter.MirrorStats
+	if r.mirrors != nil {
+		ms = r.mirrors.Stats()
+	}
 	return backendStats{Keys: r.keys.Load(), Fields: []infoField{
 		{"backend_redis_addr", r.addrs},
 		{"backend_redis_mode", mode},
 		{"redis_connected", fmt.Sprint(b2i(r.connected()))},
+		{"backend_mirror_bytes", fmt.Sprint(ms.Bytes)},
+		{"backend_mirror_loads", fmt.Sprint(ms.Loads)},
+		{"backend_mirror_conflicts", fmt.Sprint(ms.Conflicts)},
 	}}
 }
 

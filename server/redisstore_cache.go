@@ -12,7 +12,10 @@ import (
 // metadata read. An entry may be out of date (the filter grown, deleted
 // or made again by another server): redisfilter's scripts and reads check
 // the view they are given and re-read the metadata, or fail with
-// ErrNotFound, in which case the backend drops the entry.
+// ErrNotFound, in which case the backend drops the entry. A filter that
+// leaves the cache drops its copy of the bits (redisfilter.WithMirrors),
+// giving its bytes back to the budget: in a goroutine, since a mirrored
+// write in flight holds the copy for a round trip.
 type filterCache struct {
 	mu    sync.Mutex
 	max   int
@@ -46,6 +49,9 @@ func (c *filterCache) put(key string, f *redisfilter.Scalable) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.byKey[key]; e != nil {
+		if old := e.Value.(*cached).f; old != f {
+			left(old)
+		}
 		e.Value.(*cached).f = f
 		c.order.MoveToFront(e)
 		return
@@ -55,8 +61,12 @@ func (c *filterCache) put(key string, f *redisfilter.Scalable) {
 		last := c.order.Back()
 		c.order.Remove(last)
 		delete(c.byKey, last.Value.(*cached).key)
+		left(last.Value.(*cached).f)
 	}
 }
+
+// left drops the copy of a filter that left the cache.
+func left(f *redisfilter.Scalable) { go f.DropMirror() }
 
 // drop forgets key's filter if it is still f (another goroutine may have
 // put a newer one meanwhile), or whatever it is if f is nil.
@@ -66,6 +76,7 @@ func (c *filterCache) drop(key string, f *redisfilter.Scalable) {
 	if e := c.byKey[key]; e != nil && (f == nil || e.Value.(*cached).f == f) {
 		c.order.Remove(e)
 		delete(c.byKey, key)
+		left(e.Value.(*cached).f)
 	}
 }
 
@@ -73,6 +84,9 @@ func (c *filterCache) drop(key string, f *redisfilter.Scalable) {
 func (c *filterCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for e := c.order.Front(); e != nil; e = e.Next() {
+		left(e.Value.(*cached).f)
+	}
 	c.order.Init()
 	clear(c.byKey)
 }

@@ -93,6 +93,17 @@ func checkServersWriteAtOnce(t *testing.T, backend string) {
 			t.Fatalf("e%d was new to %d clients", i, n)
 		}
 	}
+	// The servers' copies of the bits (on by default) were loaded and,
+	// as the servers wrote the same filters at once, dropped on the
+	// gate's refusal: the answers above held through both.
+	loads, conflicts := 0, 0
+	for _, addr := range servers {
+		loads += backendInfo(t, newClient(t, addr, 2), "backend_mirror_loads")
+		conflicts += backendInfo(t, newClient(t, addr, 2), "backend_mirror_conflicts")
+	}
+	if loads == 0 || conflicts == 0 {
+		t.Errorf("copies loaded %d times, dropped for another server's write %d times: the test did not reach them", loads, conflicts)
+	}
 	members := itemArgs("e", 0, distinct)
 	probes := itemArgs("never", 0, 30_000)
 	for _, addr := range servers {
@@ -167,4 +178,24 @@ func upper99(x, n int) float64 {
 	const z = 2.3263478740408408
 	fn, ph := float64(n), float64(x)/float64(n)
 	return (ph + z*z/(2*fn) + z*math.Sqrt(ph*(1-ph)/fn+z*z/(4*fn*fn))) / (1 + z*z/fn)
+}
+
+// backendInfo reads an integer field of the Redis backend from INFO.
+func backendInfo(t *testing.T, c *redis.Client, field string) int {
+	t.Helper()
+	info, err := c.Info(context.Background(), "persistence").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("INFO %s: %q", field, v)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return 0
 }

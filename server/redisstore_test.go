@@ -505,6 +505,52 @@ func TestRedisBackendRoundTrips(t *testing.T) {
 	}
 }
 
+// TestRedisBackendMirrors: a filter written in batches gets a copy of
+// its bits (on by default): its next batch of adds is one round trip; a
+// deleted filter gives the copy's bytes back; RedisMirrorBytes < 0 makes
+// none.
+func TestRedisBackendMirrors(t *testing.T) {
+	rd := redistest.Start(t)
+	madd := func(prefix string) []any {
+		return append([]any{"BF.MADD", "k"}, itemArgs(prefix, 0, 100)...)
+	}
+	for _, tc := range []struct {
+		name   string
+		mirror int64
+		loads  int
+	}{{"default", 0, 1}, {"off", -1, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, addr := startServer(t, Config{Backend: "redis://" + rd.Addr(), RedisMirrorBytes: tc.mirror})
+			c := newClient(t, addr, 2)
+			want(t, c, cmd("OK", "BF.RESERVE", "k", "0.001", "100000"))
+			if err := c.Do(context.Background(), madd("a")...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if got := backendInfo(t, c, "backend_mirror_loads"); got != tc.loads {
+				t.Fatalf("copies loaded: %d, want %d", got, tc.loads)
+			}
+			trips := countTrips(srv)
+			if err := c.Do(context.Background(), madd("b")...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if got := trips.reset(); tc.loads == 1 && (len(got) != 1 || got["pipeline"] != 1) {
+				t.Errorf("round trips for a BF.MADD of 100 with a copy: %v, want one transaction", got)
+			}
+			if backendInfo(t, c, "backend_mirror_bytes") == 0 && tc.loads == 1 {
+				t.Fatal("no bytes held by the copy")
+			}
+			want(t, c, cmd("1", "DEL", "k"))
+			for end := time.Now().Add(5 * time.Second); backendInfo(t, c, "backend_mirror_bytes") != 0; {
+				if time.Now().After(end) {
+					t.Fatal("the deleted filter's copy still holds its bytes")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			c.Do(context.Background(), "FLUSHALL")
+		})
+	}
+}
+
 // tripCounter counts the round trips of a Redis backend's client, by
 // command name ("pipeline" for a pipeline).
 type tripCounter struct {

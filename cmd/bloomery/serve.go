@@ -29,6 +29,7 @@ func newServeCmd() *cobra.Command {
 		configFile, level, format string
 		busyPoll                  time.Duration
 		pollNap                   time.Duration
+		redisMirror               = bytesValue(server.DefaultRedisMirrorBytes)
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -70,6 +71,7 @@ snapshot written.`,
 				return usageErrorf("%v", err)
 			}
 			cfg.BusyPoll, cfg.PollNap = offIfZero(cfg.BusyPoll), offIfZero(cfg.PollNap)
+			cfg.RedisMirrorBytes = mirrorBytes(redisMirror)
 			cfg.Logger = log
 			cfg.ManageGoRuntime = true
 			return runServer(cmd.Context(), cfg)
@@ -94,6 +96,7 @@ snapshot written.`,
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, without authentication (:PORT is every interface)")
 	f.BoolVar(&cfg.Pprof, "pprof", false, "also serve Go's profiles at http://ADDR/debug/pprof/ on --metrics-addr")
 	f.StringVar(&cfg.Backend, "backend", "memory", "memory, or a Redis URL: redis://host:port/0, rediss://…, redis+cluster://h1:p1,h2:p2")
+	f.Var(&redisMirror, "redis-mirror", "memory the Redis backend may hold in copies of its filters' bits, so that batched adds need no reads from Redis (0: none)")
 	f.StringVar(&cfg.FilterLayout, "filter-layout", server.LayoutBloomery, "layout of new filters: bloomery (fast, measured false-positive rate at most the one asked for) "+
 		"or redisbloom (RedisBloom's own: its sizes, its false positives, dumps RedisBloom loads)")
 	f.Var(&maxBulk, "proto-max-bulk-len", "longest argument accepted (at least 1mb)")

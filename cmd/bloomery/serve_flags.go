@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -60,6 +61,15 @@ func offIfZero(flag time.Duration) time.Duration {
 		return -1
 	}
 	return flag
+}
+
+// mirrorBytes is --redis-mirror as Config.RedisMirrorBytes: 0 means
+// none (a negative Config value: the Config's zero is its default).
+func mirrorBytes(flag bytesValue) int64 {
+	if flag == 0 {
+		return -1
+	}
+	return int64(min(uint64(flag), math.MaxInt64))
 }
 
 // bytesValue is a size in bytes with Redis's units: 100, 1k (1000), 1kb

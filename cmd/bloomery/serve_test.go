@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,19 @@ func TestOffIfZero(t *testing.T) {
 	} {
 		if got := offIfZero(c.flag); got != c.want {
 			t.Errorf("offIfZero(%v) = %v, want %v", c.flag, got, c.want)
+		}
+	}
+}
+
+// TestMirrorBytes: --redis-mirror 0 means no copies (a negative Config
+// value), sizes pass, and no size wraps negative.
+func TestMirrorBytes(t *testing.T) {
+	for _, c := range []struct {
+		flag bytesValue
+		want int64
+	}{{0, -1}, {1, 1}, {256 << 20, 256 << 20}, {math.MaxUint64, math.MaxInt64}} {
+		if got := mirrorBytes(c.flag); got != c.want {
+			t.Errorf("mirrorBytes(%d) = %d, want %d", c.flag, got, c.want)
 		}
 	}
 }

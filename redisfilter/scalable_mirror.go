@@ -1,0 +1,446 @@
+package redisfilter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/bloomery/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// Mirrored writes: a Scalable's copy of its filter's bits, so that a
+// batch of adds needs no reads.
+//
+// A watched write (scalable_watch.go) reads the blocks it merges after
+// its WATCH: per batch two round trips, and per item a GETRANGE and a
+// SETRANGE. A WATCH cannot carry a copy of the bits from one transaction
+// to the next (EXEC ends it, and one sent after EXEC comes too late:
+// docs/DESIGN.md §6). The filter's "writes" token can (scalable_meta.go):
+// every write of bits replaces it, in the same atomic step, with a token
+// no other write makes. So a client whose copy is as of token T merges
+// the batch into its copy and sends one transaction: MULTI, the gate
+// given T (it refuses with codeWritten if the token is not T, and
+// replaces it when it lets the batch through), one SETRANGE per range of
+// changed bytes, the ungate, EXEC. That is one round trip a batch and one
+// SETRANGE an item. A refused write wrote nothing; a write let through
+// merged the bits as they were, and the copy is then as of the new token.
+// Tokens are unique, so a Redis that lost writes (a failover) cannot show
+// a token the copy is as of unless it holds the same bits.
+//
+// The copy holds all the sub-filters (the older ones answer whether an
+// item is new too). It is loaded on the first batch of at least
+// gatedMinItems items (a filter written one item at a time stays
+// unmirrored), in reads of at most mirrorChunk bytes between two reads of
+// the token: equal tokens mean no write came between them. It is dropped
+// when the filter grows (the add script opens the next sub-filter), is
+// deleted or made again, and when another client writes it; AddMany then
+// goes back to watched writes, and after another client's write loads no
+// copy for a pause that doubles each time (mirrorPause … mirrorPauseMax),
+// so clients that write one filter together do not keep reloading it. A
+// batch whose items are all in the copy already answers after one read of
+// the token.
+//
+// Memory: the copies come out of a Mirrors budget, shared by the
+// Scalables given it (WithMirrors); a filter larger than what is left
+// gets no copy. A Scalable holds one copy at most: DropMirror gives its
+// bytes back, and so does the collector once the Scalable is gone.
+//
+// Concurrency: a Scalable's mirrored writes take turns (mirMu is held
+// through the round trip); its other operations do not wait for them.
+
+// mirrorChunk bounds one read of a copy's load: the reply Redis builds.
+const mirrorChunk = 8 << 20
+
+// mirrorPause is the first pause of the copies after another client's
+// write, doubled at each such write up to mirrorPauseMax, and reset by a
+// mirrored write that went through.
+const (
+	mirrorPause    = time.Second
+	mirrorPauseMax = 64 * time.Second
+)
+
+// Mirrors is a budget of memory for the copies of Scalables' bits
+// (WithMirrors): the copies of all Scalables given the same Mirrors hold
+// at most its limit of bytes together. Safe for concurrent use.
+type Mirrors struct {
+	limit     int64
+	used      atomic.Int64
+	loads     atomic.Int64
+	conflicts atomic.Int64
+}
+
+// NewMirrors returns a budget of limit bytes.
+func NewMirrors(limit int64) *Mirrors { return &Mirrors{limit: limit} }
+
+// MirrorStats are a budget's figures.
+type MirrorStats struct {
+	Bytes     int64 // held by copies now
+	Loads     int64 // copies loaded
+	Conflicts int64 // copies dropped because another client wrote the filter
+}
+
+// Stats returns the budget's figures.
+func (b *Mirrors) Stats() MirrorStats {
+	return MirrorStats{Bytes: b.used.Load(), Loads: b.loads.Load(), Conflicts: b.conflicts.Load()}
+}
+
+// take reserves n bytes, if they are left.
+func (b *Mirrors) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+func (b *Mirrors) give(n int64) { b.used.Add(-n) }
+
+// WithMirrors lets a Scalable keep a copy of its filter's bits within
+// budget b, for adds that need no reads (scalable_mirror.go). OpenScalable
+// and CreateScalable take it; other constructors ignore it.
+func WithMirrors(b *Mirrors) Option { return func(o *options) { o.mirrors = b } }
+
+// mirror is a copy of a filter's bits as of a writes token.
+type mirror struct {
+	id      string
+	filters int
+	token   string
+	subs    [][]byte // sub-filter i's bytes, padded with zeros to its size
+	size    int64
+	done    runtime.Cleanup // gives the bytes back if the copy is collected undropped
+}
+
+// mirrorView reports whether s holds a copy for m's view: a hint, read
+// without waiting for a mirrored write in flight.
+func (s *Scalable) mirrorView(m *scalableMeta) bool {
+	c := s.mirLive.Load()
+	return c != nil && c.id == m.id && c.filters == len(m.subs)
+}
+
+// DropMirror drops the Scalable's copy of its filter, if it holds one,
+// giving its bytes back to the budget. The Scalable may load another.
+func (s *Scalable) DropMirror() {
+	s.mirMu.Lock()
+	defer s.mirMu.Unlock()
+	s.dropMirror()
+}
+
+// dropMirror drops the copy (mirMu held).
+func (s *Scalable) dropMirror() {
+	c := s.mir
+	if c == nil {
+		return
+	}
+	s.mir = nil
+	s.mirLive.Store(nil)
+	c.done.Stop()
+	s.mirrors.give(c.size)
+}
+
+// conflict drops the copy after another client's write, and pauses the
+// copies (mirMu held).
+func (s *Scalable) conflict() {
+	s.dropMirror()
+	s.mirrors.conflicts.Add(1)
+	s.mirPause = min(max(2*s.mirPause, mirrorPause), mirrorPauseMax)
+	s.mirOff = time.Now().Add(s.mirPause)
+}
+
+// mirrorFor returns the copy for m's view, loading one if the batch of n
+// items may (mirMu held); nil when there is none.
+func (s *Scalable) mirrorFor(ctx context.Context, m *scalableMeta, n int) (*mirror, error) {
+	if c := s.mir; c != nil {
+		if c.id == m.id && c.filters == len(m.subs) {
+			return c, nil
+		}
+		s.dropMirror()
+	}
+	if n < gatedMinItems || time.Now().Before(s.mirOff) {
+		return nil, nil
+	}
+	size := int64(m.bytes())
+	if !s.mirrors.take(size) {
+		return nil, nil
+	}
+	c, err := s.loadMirror(ctx, m)
+	if c == nil {
+		s.mirrors.give(size)
+		return nil, err
+	}
+	c.size = size
+	c.done = runtime.AddCleanup(c, s.mirrors.give, size)
+	s.mirrors.loads.Add(1)
+	s.mir = c
+	s.mirLive.Store(c)
+	return c, nil
+}
+
+// mirrorState reads the filter's id, sub-filter count and token.
+func (s *Scalable) mirrorState(ctx context.Context, p redis.Cmdable) *redis.SliceCmd {
+	return p.HMGet(ctx, s.name, "id", "filters", "writes")
+}
+
+// sameState reports whether a state read is m's view, and its token.
+func sameState(cmd *redis.SliceCmd, m *scalableMeta) (string, bool) {
+	v, err := cmd.Result()
+	if err != nil || len(v) != 3 {
+		return "", false
+	}
+	id, _ := v[0].(string)
+	filters, _ := v[1].(string)
+	token, ok := v[2].(string)
+	return token, ok && id == m.id && filters == strconv.Itoa(len(m.subs))
+}
+
+// loadMirror reads all of m's sub-filters between two reads of the
+// token, in round trips of at most mirrorChunk bytes. It returns nil
+// (and no error) if the filter is not m's view or was written meanwhile.
+func (s *Scalable) loadMirror(ctx context.Context, m *scalableMeta) (*mirror, error) {
+	first := s.mirrorState(ctx, s.client)
+	token, ok := sameState(first, m)
+	if !ok {
+		return nil, first.Err()
+	}
+	c := &mirror{id: m.id, filters: len(m.subs), token: token, subs: make([][]byte, len(m.subs))}
+	for i, sz := range m.subs {
+		c.subs[i] = make([]byte, sz.Bytes())
+	}
+	type piece struct {
+		sub, at int
+		cmd     *redis.StringCmd
+	}
+	var pieces []piece
+	flush := func() error {
+		if len(pieces) == 0 {
+			return nil
+		}
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j := range pieces {
+				pc := &pieces[j]
+				end := min(pc.at+mirrorChunk, len(c.subs[pc.sub])) - 1
+				pc.cmd = p.GetRange(ctx, m.subKey(pc.sub), int64(pc.at), int64(end))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, pc := range pieces {
+			copy(c.subs[pc.sub][pc.at:], pc.cmd.Val())
+		}
+		pieces = pieces[:0]
+		return nil
+	}
+	for i, b := range c.subs {
+		for at := 0; at < len(b); at += mirrorChunk {
+			if pieces = append(pieces, piece{sub: i, at: at}); len(pieces)*mirrorChunk >= 4*mirrorChunk {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	last := s.mirrorState(ctx, s.client)
+	if again, ok := sameState(last, m); !ok || again != token {
+		return nil, last.Err()
+	}
+	return c, nil
+}
+
+// undoByte is a byte of the copy as it was before a mirrored write.
+type undoByte struct {
+	at  int
+	old byte
+}
+
+// mirrorWrite is the state of one mirrored write: the bytes changed and
+// how to put them back, and the SETRANGEs' arguments (pointing into the
+// copy: no copy per range).
+type mirrorWrite struct {
+	undo    []undoByte
+	changed []int
+	offs    []uint64
+	args    []any
+	nums    []int64
+	data    []string
+}
+
+// addMirrored adds hashes to m's filter with one mirrored write, if s
+// holds (or may load) a copy for m's view, answering in out (len(hashes))
+// whether each was new. It returns codeDone; codeConflict when there is
+// no copy or the filter was written by another client (the batch then
+// goes as a watched write); or the gate's refusal (codeStale,
+// codeNeedsSub, codeNotFound) as addWatched does.
+func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bloom.Hash, out []bool) (int64, error) {
+	clear(out)
+	s.mirMu.Lock()
+	defer s.mirMu.Unlock()
+	c, err := s.mirrorFor(ctx, m, len(hashes))
+	if c == nil {
+		return codeConflict, err
+	}
+	w := &s.mirW
+	last := len(m.subs) - 1
+	fresh := w.merge(c, m, hashes, out)
+	if fresh == 0 {
+		return s.mirrorUnchanged(ctx, c, m)
+	}
+	lastKey := m.subKey(last)
+	tok := writeToken()
+	var gate *redis.Cmd
+	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		gate = p.Eval(ctx, gateLua, []string{s.name, lastKey, m.holdKey(), m.pendingKey()},
+			m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0, c.token, tok)
+		w.queue(ctx, p, &lastKey, c.subs[last])
+		p.Eval(ctx, ungateLua, []string{lastKey, m.holdKey()})
+		return nil
+	})
+	g, gerr := gate.Int64Slice()
+	switch {
+	case gerr != nil || len(g) != 2 || g[1] < 0:
+		// Unknown whether it was written: the copy cannot say.
+		s.dropMirror()
+		clear(out)
+		if gerr != nil && (err == nil || gate.Err() != nil && !errors.Is(err, gate.Err())) {
+			return 0, s.scriptErr(gerr)
+		}
+		if err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("gate reply %v", g)
+	case g[0] != codeDone:
+		w.rollBack(c.subs[last])
+		clear(out)
+		m.lastFill.Store(uint64(g[1]))
+		switch g[0] {
+		case codeWritten:
+			s.conflict()
+			return codeConflict, nil
+		case codeNeedsSub: // the copy is still as of its token
+		default:
+			s.dropMirror()
+		}
+		return g[0], nil
+	case err != nil: // a SETRANGE failed after the gate let it through
+		s.dropMirror()
+		clear(out)
+		return 0, err
+	}
+	c.token = tok
+	s.mirPause = 0
+	m.lastFill.Store(uint64(g[1]))
+	return codeDone, nil
+}
+
+// mirrorUnchanged answers a batch whose items are all in the copy: they
+// are in the filter if its token is still the copy's (bits are never
+// cleared under one id). Otherwise the copy is dropped and the batch goes
+// as a watched write.
+func (s *Scalable) mirrorUnchanged(ctx context.Context, c *mirror, m *scalableMeta) (int64, error) {
+	st := s.mirrorState(ctx, s.client)
+	if err := st.Err(); err != nil {
+		return 0, err
+	}
+	if token, ok := sameState(st, m); ok && token == c.token {
+		return codeDone, nil
+	}
+	s.conflict()
+	return codeConflict, nil
+}
+
+// merge answers the batch from the copy, in batch order, and sets the
+// new items' bits in the copy's last sub-filter, recording the bytes it
+// changes. It returns the number of new items, marked in out.
+func (w *mirrorWrite) merge(c *mirror, m *scalableMeta, hashes []bloom.Hash, out []bool) int {
+	last := len(m.subs) - 1
+	bits := c.subs[last]
+	w.undo, w.changed = w.undo[:0], w.changed[:0]
+	fresh := 0
+	for i, h := range hashes {
+		if w.inOlder(c, m, h) {
+			continue
+		}
+		w.offs = m.subs[last].Offsets(h, w.offs[:0])
+		added := false
+		for _, o := range w.offs {
+			at, bit := int(o>>3), byte(0x80)>>(o&7)
+			if bits[at]&bit == 0 {
+				w.undo = append(w.undo, undoByte{at, bits[at]})
+				w.changed = append(w.changed, at)
+				bits[at] |= bit
+				added = true
+			}
+		}
+		if added {
+			out[i] = true
+			fresh++
+		}
+	}
+	return fresh
+}
+
+// inOlder reports whether h has all its bits in one of the sub-filters
+// before the last.
+func (w *mirrorWrite) inOlder(c *mirror, m *scalableMeta, h bloom.Hash) bool {
+	for i := len(m.subs) - 2; i >= 0; i-- {
+		w.offs = m.subs[i].Offsets(h, w.offs[:0])
+		if hasBits(c.subs[i], w.offs) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBits reports whether all bits at offs (SETBIT numbering) are set.
+func hasBits(b []byte, offs []uint64) bool {
+	for _, o := range offs {
+		if b[o>>3]&(0x80>>(o&7)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rollBack puts the changed bytes of bits back as they were.
+func (w *mirrorWrite) rollBack(bits []byte) {
+	for _, u := range slices.Backward(w.undo) {
+		bits[u.at] = u.old
+	}
+}
+
+// queue adds to p one SETRANGE of key per run of changed bytes at most
+// mergeGap apart, its data the copy's bytes (which hold until the
+// pipeline has run: mirMu is held).
+func (w *mirrorWrite) queue(ctx context.Context, p redis.Pipeliner, key *string, bits []byte) {
+	slices.Sort(w.changed)
+	w.nums, w.data = w.nums[:0], w.data[:0]
+	for i := 0; i < len(w.changed); {
+		from, to := w.changed[i], w.changed[i]
+		for i++; i < len(w.changed) && w.changed[i]-to <= mergeGap; i++ {
+			to = w.changed[i]
+		}
+		w.nums = append(w.nums, int64(from))
+		w.data = append(w.data, unsafe.String(&bits[from], to-from+1))
+	}
+	n := len(w.nums)
+	w.args = slices.Grow(w.args[:0], 4*n)[:4*n]
+	for i := range n {
+		a := w.args[4*i : 4*i+4 : 4*i+4]
+		a[0], a[1], a[2], a[3] = "SETRANGE", key, &w.nums[i], &w.data[i]
+		_ = p.Process(ctx, redis.NewIntCmd(ctx, a...))
+	}
+}
