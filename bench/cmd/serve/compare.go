@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bloomery/bloom/bench"
 	"github.com/bloomery/bloom/bench/redisbench"
@@ -94,7 +95,7 @@ func compareAll(o options, tmp string) error {
 			return fmt.Errorf("%s: prefill: %w", t.name, err)
 		}
 	}
-	fmt.Printf("# redis-benchmark -c %d -n %d -r 100000000, %d interleaved rounds; bloomery --appendfsync %s %s (backend %s)\n",
+	fmt.Printf("# redis-benchmark -c %d -n %d -r 100000000 + run number, %d interleaved rounds; bloomery --appendfsync %s %s (backend %s)\n",
 		o.clients, o.requests, o.rounds, o.fsync, o.serveArgs, o.backend)
 	for _, p := range o.pipes {
 		if err := compare(o, targets, p); err != nil {
@@ -168,6 +169,17 @@ func compare(o options, targets []*target, pipe int) error {
 	return nil
 }
 
+// keyspace is redis-benchmark's -r, plus the run's number: it seeds its
+// random keys with time(NULL) ^ getpid(), which two runs a few seconds
+// and a few processes apart can share, and a run that repeats an earlier
+// run's keys adds nothing (a server that answers "not new" without a
+// write then looks several times faster). Another modulus gives other
+// keys from the same seed.
+const keyspace = 100_000_000
+
+// runs counts the redis-benchmark runs of this process.
+var runs atomic.Int64
+
 // runBenchmark runs one redis-benchmark case against t and measures t's
 // CPU time meanwhile, and redis-benchmark's own: at -P 1 the client
 // spends more CPU per request than either server, and with the two on
@@ -175,7 +187,7 @@ func compare(o options, targets []*target, pipe int) error {
 func runBenchmark(t *target, command string, requests, clients, pipe int) (sample, error) {
 	host, port, _ := net.SplitHostPort(t.addr)
 	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
-		"-P", strconv.Itoa(pipe), "-r", "100000000", "--csv"}
+		"-P", strconv.Itoa(pipe), "-r", strconv.Itoa(keyspace + int(runs.Add(1))), "--csv"}
 	args = append(args, strings.Fields(command)...)
 	poll0 := busyPollMicros(t)
 	cpu0, ok0 := redisbench.PidCPU(t.pid)
