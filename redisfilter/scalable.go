@@ -76,12 +76,11 @@ type Scalable struct {
 	// The copy of the filter's bits (scalable_mirror.go); mirrors nil:
 	// none.
 	mirrors  *Mirrors
-	mirMu    sync.Mutex // guards the fields below; held through a mirrored write
+	mirMu    sync.Mutex // guards the fields below and the copy's bits, token and tail
 	mir      *mirror
 	mirLive  atomic.Pointer[mirror] // mir, for mirrorView
 	mirOff   time.Time              // no copy is loaded before
 	mirPause time.Duration          // the last pause after another client's write
-	mirW     mirrorWrite
 }
 
 // maxStale bounds the metadata re-reads of one call.

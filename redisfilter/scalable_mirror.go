@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -52,8 +53,10 @@ import (
 // gets no copy. A Scalable holds one copy at most: DropMirror gives its
 // bytes back, and so does the collector once the Scalable is gone.
 //
-// Concurrency: a Scalable's mirrored writes take turns (mirMu is held
-// through the round trip); its other operations do not wait for them.
+// Concurrency: a Scalable's mirrored writes merge in turn (under mirMu)
+// and go to Redis one after another, each sent once the one before it is
+// through, so one may be merged while another is in flight (addMirrored);
+// its other operations do not wait for them.
 
 // mirrorChunk bounds one read of a copy's load: the reply Redis builds.
 const mirrorChunk = 8 << 20
@@ -74,6 +77,7 @@ type Mirrors struct {
 	used      atomic.Int64
 	loads     atomic.Int64
 	conflicts atomic.Int64
+	chained   atomic.Int64
 }
 
 // NewMirrors returns a budget of limit bytes.
@@ -84,11 +88,12 @@ type MirrorStats struct {
 	Bytes     int64 // held by copies now
 	Loads     int64 // copies loaded
 	Conflicts int64 // copies dropped because another client wrote the filter
+	Chained   int64 // writes merged while the one before was in flight
 }
 
 // Stats returns the budget's figures.
 func (b *Mirrors) Stats() MirrorStats {
-	return MirrorStats{Bytes: b.used.Load(), Loads: b.loads.Load(), Conflicts: b.conflicts.Load()}
+	return MirrorStats{Bytes: b.used.Load(), Loads: b.loads.Load(), Conflicts: b.conflicts.Load(), Chained: b.chained.Load()}
 }
 
 // take reserves n bytes, if they are left.
@@ -115,10 +120,19 @@ func WithMirrors(b *Mirrors) Option { return func(o *options) { o.mirrors = b } 
 type mirror struct {
 	id      string
 	filters int
-	token   string
+	token   string   // the token the bits are as of once the writes in flight have gone through
 	subs    [][]byte // sub-filter i's bytes, padded with zeros to its size
 	size    int64
 	done    runtime.Cleanup // gives the bytes back if the copy is collected undropped
+	tail    *inFlight       // the last write merged and not yet through, or nil
+}
+
+// inFlight is a mirrored write merged into the copy and sent (or about
+// to be): the next one waits for it (done closed, ok set) before it
+// sends its own, whose gate expects its token.
+type inFlight struct {
+	done chan struct{}
+	ok   bool
 }
 
 // mirrorView reports whether s holds a copy for m's view: a hint, read
@@ -127,6 +141,11 @@ func (s *Scalable) mirrorView(m *scalableMeta) bool {
 	c := s.mirLive.Load()
 	return c != nil && c.id == m.id && c.filters == len(m.subs)
 }
+
+// Mirrored reports whether the Scalable holds a copy of its filter's
+// bits for its current view: its batches of adds may then be in flight
+// two at a time, each merged while the one before is on its way.
+func (s *Scalable) Mirrored() bool { return s.mirrors != nil && s.mirrorView(s.view()) }
 
 // DropMirror drops the Scalable's copy of its filter, if it holds one,
 // giving its bytes back to the budget. The Scalable may load another.
@@ -261,148 +280,228 @@ func (s *Scalable) loadMirror(ctx context.Context, m *scalableMeta) (*mirror, er
 	return c, nil
 }
 
-// undoByte is a byte of the copy as it was before a mirrored write.
-type undoByte struct {
-	at  int
-	old byte
-}
-
-// mirrorWrite is the state of one mirrored write: the bytes changed and
-// how to put them back, and the SETRANGEs' arguments (pointing into the
-// copy: no copy per range).
+// mirrorWrite is the state of one mirrored write: the bytes changed, a
+// copy of them (the copy itself may change under the next write while
+// this one is sent), and the SETRANGEs' arguments, pointing into it.
 type mirrorWrite struct {
-	undo    []undoByte
-	changed []int
-	offs    []uint64
+	changed []int    // the bytes changed (a classic sub-filter's)
+	spans   []span   // the bytes changed per new item (a blocked one's: within its block)
+	offs    []uint64 // bit offsets, k per item of the batch (SETBIT numbering)
+	buf     []byte   // the spans' bytes, one after another
+	touch   byte     // merge's first loads, kept (not optimized away)
 	args    []any
 	nums    []int64
 	data    []string
 }
 
+var mirrorWrites = sync.Pool{New: func() any { return new(mirrorWrite) }}
+
+// span is bytes from … to of a sub-filter.
+type span struct{ from, to int }
+
 // addMirrored adds hashes to m's filter with one mirrored write, if s
 // holds (or may load) a copy for m's view, answering in out (len(hashes))
 // whether each was new. It returns codeDone; codeConflict when there is
-// no copy or the filter was written by another client (the batch then
-// goes as a watched write); or the gate's refusal (codeStale,
-// codeNeedsSub, codeNotFound) as addWatched does.
+// no copy, the filter was written by another client, or the write before
+// it failed (the batch then goes as a watched write); or the gate's
+// refusal (codeStale, codeNeedsSub, codeNotFound) as addWatched does.
+//
+// Writes in flight: a call merges its batch into the copy, over the
+// bits of the writes before it that are still in flight, and sends its
+// transaction as soon as the one before it has gone through, expecting
+// the token that one set. So while one batch is on its way to Redis and
+// back, the next is merged: with two callers (the server's lanes give a
+// filter with a copy two batches at once) the round trip and the merge
+// overlap. A write that fails drops the copy; the writes merged after it
+// then send nothing and return codeConflict.
 func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bloom.Hash, out []bool) (int64, error) {
 	clear(out)
 	s.mirMu.Lock()
-	defer s.mirMu.Unlock()
 	c, err := s.mirrorFor(ctx, m, len(hashes))
 	if c == nil {
+		s.mirMu.Unlock()
 		return codeConflict, err
 	}
-	w := &s.mirW
+	w := mirrorWrites.Get().(*mirrorWrite)
+	defer mirrorWrites.Put(w)
 	last := len(m.subs) - 1
 	fresh := w.merge(c, m, hashes, out)
+	expect, prev := c.token, c.tail
+	me := &inFlight{done: make(chan struct{})}
+	tok := writeToken()
+	if fresh > 0 {
+		c.token, c.tail = tok, me
+	}
+	s.mirMu.Unlock()
+	defer close(me.done)
+	if prev != nil {
+		s.mirrors.chained.Add(1)
+		<-prev.done
+		if !prev.ok {
+			clear(out)
+			return codeConflict, nil
+		}
+	}
 	if fresh == 0 {
-		return s.mirrorUnchanged(ctx, c, m)
+		code, err := s.mirrorUnchanged(ctx, c, m, expect)
+		if code != codeDone {
+			clear(out)
+		}
+		return code, err
 	}
 	lastKey := m.subKey(last)
-	tok := writeToken()
 	var gate *redis.Cmd
 	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		gate = p.Eval(ctx, gateLua, []string{s.name, lastKey, m.holdKey(), m.pendingKey()},
-			m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0, c.token, tok)
-		w.queue(ctx, p, &lastKey, c.subs[last])
+			m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0, expect, tok)
+		w.queue(ctx, p, &lastKey)
 		p.Eval(ctx, ungateLua, []string{lastKey, m.holdKey()})
 		return nil
 	})
 	g, gerr := gate.Int64Slice()
+	code := int64(codeDone)
 	switch {
 	case gerr != nil || len(g) != 2 || g[1] < 0:
 		// Unknown whether it was written: the copy cannot say.
-		s.dropMirror()
-		clear(out)
 		if gerr != nil && (err == nil || gate.Err() != nil && !errors.Is(err, gate.Err())) {
-			return 0, s.scriptErr(gerr)
+			err = s.scriptErr(gerr)
+		} else if err == nil {
+			err = fmt.Errorf("gate reply %v", g)
 		}
-		if err != nil {
-			return 0, err
-		}
-		return 0, fmt.Errorf("gate reply %v", g)
-	case g[0] != codeDone:
-		w.rollBack(c.subs[last])
-		clear(out)
+	case g[0] != codeDone: // the SETRANGEs met the gate's set: WRONGTYPE, nothing written
 		m.lastFill.Store(uint64(g[1]))
-		switch g[0] {
-		case codeWritten:
+		code, err = g[0], nil
+	default:
+		m.lastFill.Store(uint64(g[1])) // err: a SETRANGE failed after the gate let it through
+	}
+	s.mirMu.Lock()
+	defer s.mirMu.Unlock()
+	if code == codeDone && err == nil {
+		me.ok = true
+		if c.tail == me {
+			c.tail = nil
+		}
+		s.mirPause = 0
+		return codeDone, nil
+	}
+	clear(out)
+	if s.mir == c {
+		if code == codeWritten {
 			s.conflict()
-			return codeConflict, nil
-		case codeNeedsSub: // the copy is still as of its token
-		default:
+		} else {
 			s.dropMirror()
 		}
-		return g[0], nil
-	case err != nil: // a SETRANGE failed after the gate let it through
-		s.dropMirror()
-		clear(out)
-		return 0, err
 	}
-	c.token = tok
-	s.mirPause = 0
-	m.lastFill.Store(uint64(g[1]))
-	return codeDone, nil
+	if code == codeWritten {
+		code = codeConflict
+	}
+	return code, err
 }
 
 // mirrorUnchanged answers a batch whose items are all in the copy: they
-// are in the filter if its token is still the copy's (bits are never
-// cleared under one id). Otherwise the copy is dropped and the batch goes
-// as a watched write.
-func (s *Scalable) mirrorUnchanged(ctx context.Context, c *mirror, m *scalableMeta) (int64, error) {
+// are in the filter if its token is still the one the copy is as of,
+// expect (bits are never cleared under one id). Otherwise the copy is
+// dropped and the batch goes as a watched write.
+func (s *Scalable) mirrorUnchanged(ctx context.Context, c *mirror, m *scalableMeta, expect string) (int64, error) {
 	st := s.mirrorState(ctx, s.client)
 	if err := st.Err(); err != nil {
 		return 0, err
 	}
-	if token, ok := sameState(st, m); ok && token == c.token {
+	if token, ok := sameState(st, m); ok && token == expect {
 		return codeDone, nil
 	}
-	s.conflict()
+	s.mirMu.Lock()
+	defer s.mirMu.Unlock()
+	if s.mir == c {
+		s.conflict()
+	}
 	return codeConflict, nil
 }
 
 // merge answers the batch from the copy, in batch order, and sets the
 // new items' bits in the copy's last sub-filter, recording the bytes it
 // changes. It returns the number of new items, marked in out.
+//
+// It first works out every item's offsets in the last sub-filter and
+// loads a byte of each: the loads do not depend on each other, so the
+// cache misses of a large copy overlap instead of coming one by one.
 func (w *mirrorWrite) merge(c *mirror, m *scalableMeta, hashes []bloom.Hash, out []bool) int {
 	last := len(m.subs) - 1
-	bits := c.subs[last]
-	w.undo, w.changed = w.undo[:0], w.changed[:0]
+	sz := m.subs[last]
+	bits, k := c.subs[last], int(sz.K)
+	blocked := sz.Layout == bloom.Blocked
+	w.offs = w.offs[:0]
+	var touch byte
+	for _, h := range hashes {
+		w.offs = sz.Offsets(h, w.offs)
+		touch ^= bits[w.offs[len(w.offs)-1]>>3]
+	}
+	w.touch = touch
+	w.changed, w.spans = w.changed[:0], w.spans[:0]
 	fresh := 0
+	var older []uint64
 	for i, h := range hashes {
-		if w.inOlder(c, m, h) {
-			continue
-		}
-		w.offs = m.subs[last].Offsets(h, w.offs[:0])
-		added := false
-		for _, o := range w.offs {
-			at, bit := int(o>>3), byte(0x80)>>(o&7)
-			if bits[at]&bit == 0 {
-				w.undo = append(w.undo, undoByte{at, bits[at]})
-				w.changed = append(w.changed, at)
-				bits[at] |= bit
-				added = true
+		if last > 0 {
+			if older = w.inOlder(c, m, h, older); older == nil {
+				continue
 			}
 		}
-		if added {
+		lo, hi := len(bits), -1
+		for _, o := range w.offs[i*k : (i+1)*k] {
+			at, bit := int(o>>3), byte(0x80)>>(o&7)
+			if bits[at]&bit == 0 {
+				bits[at] |= bit
+				lo, hi = min(lo, at), max(hi, at)
+				if !blocked {
+					w.changed = append(w.changed, at)
+				}
+			}
+		}
+		if hi >= 0 {
+			if blocked {
+				w.spans = append(w.spans, span{lo, hi})
+			}
 			out[i] = true
 			fresh++
 		}
 	}
+	if !blocked {
+		w.spansOfChanged()
+	}
+	w.buf = w.buf[:0]
+	for _, sp := range w.spans {
+		w.buf = append(w.buf, bits[sp.from:sp.to+1]...)
+	}
 	return fresh
 }
 
-// inOlder reports whether h has all its bits in one of the sub-filters
-// before the last.
-func (w *mirrorWrite) inOlder(c *mirror, m *scalableMeta, h bloom.Hash) bool {
+// spansOfChanged turns the changed bytes of a classic sub-filter, spread
+// over the whole of it, into spans of bytes at most mergeGap apart.
+func (w *mirrorWrite) spansOfChanged() {
+	slices.Sort(w.changed)
+	for i := 0; i < len(w.changed); {
+		from, to := w.changed[i], w.changed[i]
+		for i++; i < len(w.changed) && w.changed[i]-to <= mergeGap; i++ {
+			to = w.changed[i]
+		}
+		w.spans = append(w.spans, span{from, to})
+	}
+}
+
+// inOlder returns nil if h has all its bits in one of the sub-filters
+// before the last, else buf (a scratch buffer for the offsets).
+func (w *mirrorWrite) inOlder(c *mirror, m *scalableMeta, h bloom.Hash, buf []uint64) []uint64 {
+	buf = buf[:0:cap(buf)]
+	if buf == nil {
+		buf = make([]uint64, 0, bloom.MaxK)
+	}
 	for i := len(m.subs) - 2; i >= 0; i-- {
-		w.offs = m.subs[i].Offsets(h, w.offs[:0])
-		if hasBits(c.subs[i], w.offs) {
-			return true
+		buf = m.subs[i].Offsets(h, buf[:0])
+		if hasBits(c.subs[i], buf) {
+			return nil
 		}
 	}
-	return false
+	return buf
 }
 
 // hasBits reports whether all bits at offs (SETBIT numbering) are set.
@@ -415,30 +514,20 @@ func hasBits(b []byte, offs []uint64) bool {
 	return true
 }
 
-// rollBack puts the changed bytes of bits back as they were.
-func (w *mirrorWrite) rollBack(bits []byte) {
-	for _, u := range slices.Backward(w.undo) {
-		bits[u.at] = u.old
-	}
-}
-
-// queue adds to p one SETRANGE of key per run of changed bytes at most
-// mergeGap apart, its data the copy's bytes (which hold until the
-// pipeline has run: mirMu is held).
-func (w *mirrorWrite) queue(ctx context.Context, p redis.Pipeliner, key *string, bits []byte) {
-	slices.Sort(w.changed)
-	w.nums, w.data = w.nums[:0], w.data[:0]
-	for i := 0; i < len(w.changed); {
-		from, to := w.changed[i], w.changed[i]
-		for i++; i < len(w.changed) && w.changed[i]-to <= mergeGap; i++ {
-			to = w.changed[i]
-		}
-		w.nums = append(w.nums, int64(from))
-		w.data = append(w.data, unsafe.String(&bits[from], to-from+1))
-	}
-	n := len(w.nums)
+// queue adds to p one SETRANGE of key per span of changed bytes, its
+// data w's copy of them (unchanged until the pipeline has run). A
+// blocked sub-filter's spans are one per new item, each within its
+// block, unsorted: two items in one block (rare in a large filter) write
+// it twice, with the same bytes.
+func (w *mirrorWrite) queue(ctx context.Context, p redis.Pipeliner, key *string) {
+	n := len(w.spans)
+	w.nums, w.data = slices.Grow(w.nums[:0], n)[:n], slices.Grow(w.data[:0], n)[:n]
 	w.args = slices.Grow(w.args[:0], 4*n)[:4*n]
-	for i := range n {
+	at := 0
+	for i, sp := range w.spans {
+		size := sp.to - sp.from + 1
+		w.nums[i], w.data[i] = int64(sp.from), unsafe.String(&w.buf[at], size)
+		at += size
 		a := w.args[4*i : 4*i+4 : 4*i+4]
 		a[0], a[1], a[2], a[3] = "SETRANGE", key, &w.nums[i], &w.data[i]
 		_ = p.Process(ctx, redis.NewIntCmd(ctx, a...))

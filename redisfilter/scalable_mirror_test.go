@@ -28,16 +28,18 @@ func TestMirroredWritesAnswerAsSerial(t *testing.T) {
 	_, c := newClient(t)
 	budget := NewMirrors(64 << 20)
 	for _, tc := range []struct {
-		name string
-		n0   uint64
-		g    bloom.Growth
+		name   string
+		n0     uint64
+		g      bloom.Growth
+		layout bloom.Layout
 	}{
-		{"one", 100000, bloom.Growth{}},
-		{"grows", 300, bloom.Growth{Expansion: 2}},
+		{"one", 100000, bloom.Growth{}, bloom.Blocked},
+		{"grows", 300, bloom.Growth{Expansion: 2}, bloom.Blocked},
+		{"classic", 300, bloom.Growth{Expansion: 2}, bloom.Classic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := mustCreateScalable(t, c, "m-"+tc.name, tc.n0, 0.001, tc.g, WithMirrors(budget))
-			plain := mustCreateScalable(t, c, "p-"+tc.name, tc.n0, 0.001, tc.g)
+			m := mustCreateScalable(t, c, "m-"+tc.name, tc.n0, 0.001, tc.g, WithMirrors(budget), WithLayout(tc.layout))
+			plain := mustCreateScalable(t, c, "p-"+tc.name, tc.n0, 0.001, tc.g, WithLayout(tc.layout))
 			var all [][]byte
 			for round := range 12 {
 				batch := items(fmt.Sprint("r", round, "-"), 0, 150)
@@ -290,6 +292,104 @@ func TestMirroredWritersTogether(t *testing.T) {
 	}
 	if n > writers*batches*per || n < writers*batches*per*99/100 {
 		t.Fatalf("count %d for %d distinct items", n, writers*batches*per)
+	}
+}
+
+// TestMirroredWritesInFlight: goroutines adding to one Scalable with a
+// copy merge while the write before theirs is in flight, and send after
+// it; an item added by several at once is new to exactly one, none is
+// lost, and the count is the new answers. Then another client writes
+// meanwhile: the write it overtakes is refused, the writes chained on it
+// send nothing, and all go again as watched writes.
+func TestMirroredWritesInFlight(t *testing.T) {
+	ctx := context.Background()
+	_, c := newClient(t)
+	budget := NewMirrors(64 << 20)
+	s := mustCreateScalable(t, c, "inflight", 400000, 0.0001, bloom.Growth{}, WithMirrors(budget))
+	warm, err := s.AddMany(ctx, items("warm-", 0, 50)) // loads the copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	newTo := map[string]int{}
+	added, others := count(warm), 0
+	run := func(phase string, other *Scalable) {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for b := range 40 {
+					batch := items(fmt.Sprint(phase, g, "-", b, "-"), 0, 80)
+					batch = append(batch, items(fmt.Sprint(phase, "shared-", b, "-"), 0, 20)...)
+					got, err := s.AddMany(ctx, batch)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for i, a := range got {
+						if a {
+							newTo[string(batch[i])]++
+						}
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		if other != nil {
+			wg.Go(func() {
+				for b := range 40 {
+					got, err := other.AddMany(ctx, items(fmt.Sprint(phase, "other-", b, "-"), 0, 50))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					others += count(got)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		distinct := 4*40*80 + 40*20
+		for g := range 4 {
+			for b := range 40 {
+				mustAllFound(t, s, items(fmt.Sprint(phase, g, "-", b, "-"), 0, 80))
+			}
+		}
+		for b := range 40 {
+			mustAllFound(t, s, items(fmt.Sprint(phase, "shared-", b, "-"), 0, 20))
+		}
+		n := 0
+		for item, times := range newTo {
+			if times > 1 {
+				t.Fatalf("%s was new to %d writes", item, times)
+			}
+			n += times
+		}
+		if n < distinct*99/100 {
+			t.Fatalf("%s: %d items answered new of %d distinct", phase, n, distinct)
+		}
+		added += n
+		clear(newTo)
+	}
+	run("a", nil)
+	if budget.Stats().Chained == 0 {
+		t.Fatal("no write was merged while another was in flight")
+	}
+	o, err := OpenScalable(ctx, c, "inflight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("b", o)
+	if budget.Stats().Conflicts == 0 {
+		t.Error("another client's writes met no mirrored write")
+	}
+	n, err := s.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(added + others); n != want {
+		t.Fatalf("count %d, but %d items were answered new", n, want)
 	}
 }
 

@@ -90,11 +90,28 @@ func newRedisStore(ctx context.Context, cfg Config) (*redisStore, error) {
 		r.mirrors = redisfilter.NewMirrors(cfg.RedisMirrorBytes)
 		r.opts = append(r.opts, redisfilter.WithMirrors(r.mirrors))
 	}
+	r.lanes.depth = r.laneDepth
 	if err := r.ping(ctx); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("server: backend %s: Redis does not answer: %w", redactURL(cfg.Backend), err)
 	}
 	return r, nil
+}
+
+// laneDepth is how many batches of a lane may be in flight at once: two
+// of adds to a filter this server holds a copy of (each merged while the
+// one before is on its way to Redis: redisfilter's mirrored writes), so
+// that our work and Redis's overlap; one of other adds, whose watched
+// writes would abort each other; one of tests (two measured 0.93x of one
+// for BF.EXISTS at -P 16: docs/BENCHMARKS.md, "Copies of the bits in the
+// stateless server").
+func (r *redisStore) laneDepth(id laneID) int {
+	if id.kind == laneAdd {
+		if f := r.cache.get(id.key); f != nil && f.Mirrored() {
+			return 2
+		}
+	}
+	return 1
 }
 
 // backendProtocol is the RESP version the backend speaks to Redis unless
@@ -212,6 +229,7 @@ func (r *redisStore) Stats() backendStats {
 		{"backend_mirror_bytes", fmt.Sprint(ms.Bytes)},
 		{"backend_mirror_loads", fmt.Sprint(ms.Loads)},
 		{"backend_mirror_conflicts", fmt.Sprint(ms.Conflicts)},
+		{"backend_mirror_chained", fmt.Sprint(ms.Chained)},
 	}}
 }
 

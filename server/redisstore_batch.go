@@ -67,13 +67,15 @@ type laneID struct {
 type lanes struct {
 	mu    sync.Mutex
 	busy  map[laneID]*lane
-	spare sync.Pool // of *waiter
+	spare sync.Pool        // of *waiter
+	depth func(laneID) int // batches a lane may have in flight (nil: one); called under mu
 }
 
-// lane is one filter's queue of commands of one kind, waiting while a
-// call is in flight.
+// lane is one filter's queue of commands of one kind, waiting while
+// calls are in flight.
 type lane struct {
-	queue []*waiter
+	queue    []*waiter
+	inflight int // batches led now
 }
 
 // batchOp is one command in a lane: its arguments and its results.
@@ -141,11 +143,23 @@ func (ls *lanes) enter(id laneID, w *waiter) bool {
 	defer ls.mu.Unlock()
 	l := ls.busy[id]
 	if l == nil {
-		ls.busy[id] = &lane{}
+		ls.busy[id] = &lane{inflight: 1}
+		return true
+	}
+	if len(l.queue) == 0 && l.inflight < ls.depthOf(id) {
+		l.inflight++
 		return true
 	}
 	l.queue = append(l.queue, w)
 	return false
+}
+
+// depthOf is how many batches id's lane may have in flight (mu held).
+func (ls *lanes) depthOf(id laneID) int {
+	if ls.depth == nil {
+		return 1
+	}
+	return ls.depth(id)
 }
 
 // join enters w into id's lane and returns the batch w is to run now:
@@ -167,7 +181,11 @@ func (ls *lanes) done(id laneID, batch []*waiter) {
 	for _, w := range batch[1:] {
 		w.answered()
 	}
-	if next := ls.next(id); next != nil {
+	next, extra := ls.next(id)
+	if extra != nil {
+		ls.handOff(id, extra)
+	}
+	if next != nil {
 		ls.handOff(id, next)
 	}
 }
@@ -183,26 +201,47 @@ func (ls *lanes) handOff(id laneID, batch []*waiter) {
 	batch[0].wake <- struct{}{}
 }
 
-// next takes the next batch of id's lane out of its queue: the waiters
-// queued, up to batchItems items (at least one). With none queued the
-// lane is idle again, and next returns nil.
-func (ls *lanes) next(id laneID) []*waiter {
+// next takes the next batch of id's lane out of its queue, for a leader
+// whose batch is done: the waiters queued, up to batchItems items (at
+// least one). With none queued, or more leaders than the lane's depth now
+// allows (a filter's copy dropped: its watched writes would abort each
+// other), the leader retires and next returns nil; the lane is idle once
+// its last leader has. With fewer leaders than the depth allows and more
+// queued than one batch, it also takes the batch after it, extra, for a
+// new leader (handOff): a busy lane keeps its depth's batches in flight,
+// where otherwise a second leader would only start when a command found
+// the queue empty.
+func (ls *lanes) next(id laneID) (mine, extra []*waiter) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.busy[id]
-	if len(l.queue) == 0 {
-		delete(ls.busy, id)
-		return nil
+	depth := ls.depthOf(id)
+	if len(l.queue) == 0 || l.inflight > depth {
+		if l.inflight--; l.inflight == 0 {
+			delete(ls.busy, id)
+		}
+		return nil, nil
 	}
+	mine = l.take()
+	if len(l.queue) > 0 && l.inflight < depth {
+		l.inflight++
+		extra = l.take()
+	}
+	return mine, extra
+}
+
+// take takes the next batch out of l's queue (not empty): the waiters
+// queued, up to batchItems items, at least one.
+func (l *lane) take() []*waiter {
 	n, items := 0, 0
 	for n < len(l.queue) && (n == 0 || items+l.queue[n].items <= batchItems) {
 		items += l.queue[n].items
 		n++
 	}
-	next := make([]*waiter, n)
-	copy(next, l.queue)
+	batch := make([]*waiter, n)
+	copy(batch, l.queue)
 	l.queue = append(l.queue[:0], l.queue[n:]...)
-	return next
+	return batch
 }
 
 // answered tells w its commands are answered.
@@ -233,7 +272,11 @@ func (ls *lanes) lead(id laneID, batch []*waiter) {
 		for _, w := range batch {
 			w.answered() // an asynchronous waiter goes back to the pool: not read after
 		}
-		if batch = ls.next(id); batch == nil {
+		var extra []*waiter
+		if batch, extra = ls.next(id); extra != nil {
+			ls.handOff(id, extra)
+		}
+		if batch == nil {
 			return
 		}
 		if batch[0].done == nil {
