@@ -3,7 +3,6 @@ package redisfilter
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/bloomery/bloom/internal/redistest"
@@ -43,17 +42,7 @@ func commandCalls(t *testing.T, c *redis.Client) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := map[string]int{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
-		if !ok {
-			continue
-		}
-		n, _, _ := strings.Cut(rest, ",")
-		v, _ := strconv.Atoi(n)
-		calls[strings.TrimPrefix(name, "cmdstat_")] = v
-	}
-	return calls
+	return redistest.CommandCalls(info)
 }
 
 func mustCreate(t *testing.T, c redis.UniversalClient, name string, n uint64, p float64, opts ...Option) *Filter {

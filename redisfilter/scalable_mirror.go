@@ -78,6 +78,38 @@ type Mirrors struct {
 	loads     atomic.Int64
 	conflicts atomic.Int64
 	chained   atomic.Int64
+
+	streamMu sync.Mutex
+	streams  map[redis.UniversalClient]*txStream // nil value: the client cannot have one
+}
+
+// streamFor returns the budget's stream of mirrored writes to client's
+// Redis (txstream.go), made at the first call, or nil when the client
+// cannot have one.
+func (b *Mirrors) streamFor(client redis.UniversalClient) *txStream {
+	b.streamMu.Lock()
+	defer b.streamMu.Unlock()
+	st, ok := b.streams[client]
+	if !ok {
+		if b.streams == nil {
+			b.streams = map[redis.UniversalClient]*txStream{}
+		}
+		st = streamFor(client)
+		b.streams[client] = st
+	}
+	return st
+}
+
+// Close closes the connections of the budget's streams. Mirrored writes
+// after it dial again.
+func (b *Mirrors) Close() {
+	b.streamMu.Lock()
+	defer b.streamMu.Unlock()
+	for _, st := range b.streams {
+		if st != nil {
+			st.close()
+		}
+	}
 }
 
 // NewMirrors returns a budget of limit bytes.
@@ -125,6 +157,23 @@ type mirror struct {
 	size    int64
 	done    runtime.Cleanup // gives the bytes back if the copy is collected undropped
 	tail    *inFlight       // the last write merged and not yet through, or nil
+	later   []string        // the tokens of the last writes merged, oldest first (mirrorLater of them)
+}
+
+// mirrorLater bounds mirror.later: far more writes than are ever in
+// flight at once.
+const mirrorLater = 64
+
+// after reports whether token is expect or the token of a write merged
+// after the one that set expect: the filter then holds every bit the
+// copy held as of expect (each of those writes was let through only on
+// the token before it). mirMu held.
+func (c *mirror) after(expect, token string) bool {
+	if token == expect {
+		return true
+	}
+	i := slices.Index(c.later, expect)
+	return slices.Contains(c.later[i+1:], token) // i = -1: expect is older than later, all are after it
 }
 
 // inFlight is a mirrored write merged into the copy and sent (or about
@@ -329,13 +378,32 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 	expect, prev := c.token, c.tail
 	me := &inFlight{done: make(chan struct{})}
 	tok := writeToken()
+	lastKey := m.subKey(last)
+	gateKeys := []string{s.name, lastKey, m.holdKey(), m.pendingKey()}
+	gateArgs := []string{m.id, strconv.Itoa(len(m.subs)), "items." + strconv.Itoa(last), strconv.Itoa(fresh),
+		strconv.FormatUint(m.subs[last].N, 10), "", "0", expect, tok}
+	st := s.mirrors.streamFor(s.client)
+	var sent *txReply
+	var sendErr error
+	if st != nil && fresh > 0 {
+		// Written in the order merged (mirMu held): the stream keeps it.
+		sent, sendErr = w.sendStream(ctx, st, lastKey, gateKeys, gateArgs, m.holdKey())
+	}
 	if fresh > 0 {
 		c.token, c.tail = tok, me
+		if len(c.later) == mirrorLater {
+			c.later = append(c.later[:0], c.later[1:]...)
+		}
+		c.later = append(c.later, tok)
 	}
 	s.mirMu.Unlock()
 	defer close(me.done)
 	if prev != nil {
 		s.mirrors.chained.Add(1)
+	}
+	if prev != nil && (fresh == 0 || st == nil) {
+		// No stream to keep the order: send after the write before is
+		// through (and answer from the copy only if it went through).
 		<-prev.done
 		if !prev.ok {
 			clear(out)
@@ -349,30 +417,33 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 		}
 		return code, err
 	}
-	lastKey := m.subKey(last)
-	var gate *redis.Cmd
-	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		gate = p.Eval(ctx, gateLua, []string{s.name, lastKey, m.holdKey(), m.pendingKey()},
-			m.id, strconv.Itoa(len(m.subs)), "items."+strconv.Itoa(last), fresh, m.subs[last].N, "", 0, expect, tok)
-		w.queue(ctx, p, &lastKey)
-		p.Eval(ctx, ungateLua, []string{lastKey, m.holdKey()})
-		return nil
-	})
-	g, gerr := gate.Int64Slice()
+	var g []int64
+	var gerr error
+	if st != nil {
+		g, gerr, err = streamReply(ctx, sent, sendErr)
+	} else {
+		g, gerr, err = w.sendPipelined(ctx, s.client, lastKey, gateKeys, gateArgs, m.holdKey())
+	}
 	code := int64(codeDone)
 	switch {
-	case gerr != nil || len(g) != 2 || g[1] < 0:
+	case gerr != nil || err == nil && (len(g) != 2 || g[1] < 0):
 		// Unknown whether it was written: the copy cannot say.
-		if gerr != nil && (err == nil || gate.Err() != nil && !errors.Is(err, gate.Err())) {
+		if gerr != nil {
 			err = s.scriptErr(gerr)
-		} else if err == nil {
+		} else {
 			err = fmt.Errorf("gate reply %v", g)
 		}
+	case len(g) != 2: // err: the transaction failed
 	case g[0] != codeDone: // the SETRANGEs met the gate's set: WRONGTYPE, nothing written
 		m.lastFill.Store(uint64(g[1]))
 		code, err = g[0], nil
 	default:
 		m.lastFill.Store(uint64(g[1])) // err: a SETRANGE failed after the gate let it through
+	}
+	if code == codeWritten && prev != nil {
+		// Chained on a write that failed (it overtook nothing: the stream
+		// keeps order), or another client wrote between them.
+		<-prev.done
 	}
 	s.mirMu.Lock()
 	defer s.mirMu.Unlock()
@@ -392,26 +463,30 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 			s.dropMirror()
 		}
 	}
-	if code == codeWritten {
-		code = codeConflict
+	if code == codeWritten || errors.Is(err, errStream) {
+		// Another client wrote, or the stream broke: the batch goes as a
+		// watched write (a write that did run leaves its items "not new").
+		return codeConflict, nil
 	}
 	return code, err
 }
 
 // mirrorUnchanged answers a batch whose items are all in the copy: they
-// are in the filter if its token is still the one the copy is as of,
-// expect (bits are never cleared under one id). Otherwise the copy is
-// dropped and the batch goes as a watched write.
+// are in the filter if its token is still the one the copy was as of,
+// expect, or that of a write of ours chained after it (bits are never
+// cleared under one id). Otherwise the copy is dropped and the batch
+// goes as a watched write.
 func (s *Scalable) mirrorUnchanged(ctx context.Context, c *mirror, m *scalableMeta, expect string) (int64, error) {
 	st := s.mirrorState(ctx, s.client)
 	if err := st.Err(); err != nil {
 		return 0, err
 	}
-	if token, ok := sameState(st, m); ok && token == expect {
-		return codeDone, nil
-	}
+	token, ok := sameState(st, m)
 	s.mirMu.Lock()
 	defer s.mirMu.Unlock()
+	if ok && c.after(expect, token) { // a later write of ours may have gone through meanwhile
+		return codeDone, nil
+	}
 	if s.mir == c {
 		s.conflict()
 	}
@@ -512,6 +587,51 @@ func hasBits(b []byte, offs []uint64) bool {
 		}
 	}
 	return true
+}
+
+// sendPipelined sends w's transaction through go-redis (TxPipelined),
+// its SETRANGEs' data pointing into w.buf, and returns the gate's reply,
+// or its error, and the transaction's error.
+func (w *mirrorWrite) sendPipelined(ctx context.Context, client redis.UniversalClient, key string, gateKeys, gateArgs []string, hold string) ([]int64, error, error) {
+	args := make([]any, len(gateArgs))
+	for i, a := range gateArgs {
+		args[i] = a
+	}
+	var gate *redis.Cmd
+	_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		gate = p.Eval(ctx, gateLua, gateKeys, args...)
+		w.queue(ctx, p, &key)
+		p.Eval(ctx, ungateLua, []string{key, hold})
+		return nil
+	})
+	g, gerr := gate.Int64Slice()
+	if gerr != nil && err != nil && (gate.Err() == nil || errors.Is(err, gate.Err())) {
+		gerr = nil // the transaction's error, not the gate's
+	}
+	return g, gerr, err
+}
+
+// sendStream writes w's transaction on st, in order after the writes
+// before it; streamReply then waits for its reply and returns as
+// sendPipelined does.
+func (w *mirrorWrite) sendStream(ctx context.Context, st *txStream, key string, gateKeys, gateArgs []string, hold string) (*txReply, error) {
+	b := st.getBuf()
+	defer st.putBuf(b)
+	*b = w.appendTx(*b, key, gateKeys, gateArgs, hold)
+	return st.send(ctx, *b, len(w.spans))
+}
+
+func streamReply(ctx context.Context, r *txReply, err error) ([]int64, error, error) {
+	if err == nil {
+		r, err = r.wait(ctx)
+	}
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case r.gateEr != nil:
+		return nil, r.gateEr, nil
+	}
+	return r.gate, nil, r.setErr
 }
 
 // queue adds to p one SETRANGE of key per span of changed bytes, its

@@ -234,6 +234,9 @@ func (r *redisStore) Stats() backendStats {
 }
 
 func (r *redisStore) Close() error {
+	if r.mirrors != nil {
+		r.mirrors.Close()
+	}
 	err := r.client.Close()
 	if errors.Is(err, redis.ErrClosed) {
 		return nil

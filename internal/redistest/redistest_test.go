@@ -243,3 +243,10 @@ func TestClusterNodeRestartRejoins(t *testing.T) {
 		t.Errorf("SET on the restarted node: %v, want OK or MOVED", err)
 	}
 }
+
+func TestCommandCalls(t *testing.T) {
+	got := CommandCalls("# Commandstats\r\ncmdstat_getrange:calls=3,usec=2,usec_per_call=0.67\r\ncmdstat_exec:calls=12,usec=9\r\n")
+	if len(got) != 2 || got["getrange"] != 3 || got["exec"] != 12 {
+		t.Fatalf("CommandCalls: %v", got)
+	}
+}
