@@ -174,31 +174,44 @@ func gatedItems(m *scalableMeta) int {
 	return max(1, scriptOps/int(m.subs[len(m.subs)-1].K))
 }
 
-// addFast sends the next chunk of hashes after the len(out) answered,
-// at most gatedItems, as a watched write (when watchable) or a gated one
-// (when that was aborted), if it has at least gatedMinItems and the
-// last sub-filter seems to have room for it (the gate decides), and
-// appends the answers to out. It returns codeDone, or why the chunk
-// went unanswered: a refusal of the gate, or codeNeedsSub when it was
-// not sent.
+// addFast sends the next chunk of hashes after the len(out) answered:
+// as a mirrored write (scalable_mirror.go) of up to mirrorItems when s
+// holds or may load a copy; else, or when that goes back to Redis's
+// bits (codeConflict), as a watched write (when watchable) or a gated
+// one (when that was aborted) of up to gatedItems, if it has at least
+// gatedMinItems. Each needs the last sub-filter to seem to have room for
+// the chunk (the gate decides). It appends the answers to out and
+// returns codeDone, or why the chunk went unanswered: a refusal of the
+// gate, or codeNeedsSub when it was not sent.
+//
+// A mirrored write takes a lane's whole batch (batchItems in the server)
+// in one merge, so that two batches in flight never interleave their
+// chunks: each command's answers are those of one serial order.
 func (s *Scalable) addFast(ctx context.Context, m *scalableMeta, hashes []bloom.Hash, out []bool) ([]bool, int64, error) {
 	rest := hashes[len(out):]
+	room := m.subs[len(m.subs)-1].N - min(m.lastFill.Load(), m.subs[len(m.subs)-1].N)
+	if s.mirrors != nil && m.tracked {
+		n := min(len(rest), mirrorItems)
+		if (n >= gatedMinItems || s.mirrorView(m)) && uint64(n) <= room {
+			out = slices.Grow(out, n)
+			code, err := s.addMirrored(ctx, m, rest[:n], out[len(out):len(out)+n])
+			if err != nil || code != codeConflict {
+				if err == nil && code == codeDone {
+					out = out[:len(out)+n]
+				}
+				return out, code, err
+			}
+		}
+	}
 	n := min(len(rest), gatedItems(m))
-	mirrored := s.mirrors != nil && m.tracked
-	if n < gatedMinItems && !(mirrored && s.mirrorView(m)) || m.lastFill.Load()+uint64(n) > m.subs[len(m.subs)-1].N {
+	if n < gatedMinItems || uint64(n) > room {
 		return out, codeNeedsSub, nil
 	}
 	out = slices.Grow(out, n)
 	ans := out[len(out) : len(out)+n]
 	code := int64(codeConflict)
 	var err error
-	if mirrored {
-		code, err = s.addMirrored(ctx, m, rest[:n], ans)
-	}
-	if err == nil && code == codeConflict && n < gatedMinItems {
-		return out, codeNeedsSub, nil // the copy went meanwhile: the script adds it
-	}
-	if err == nil && code == codeConflict && s.watchable(m) {
+	if s.watchable(m) {
 		code, err = s.addWatched(ctx, m, rest[:n], ans)
 	}
 	if err == nil && code == codeConflict {

@@ -41,12 +41,15 @@ import (
 // unmirrored), in reads of at most mirrorChunk bytes between two reads of
 // the token: equal tokens mean no write came between them. It is dropped
 // when the filter grows (the add script opens the next sub-filter), is
-// deleted or made again, and when another client writes it; AddMany then
-// goes back to watched writes, and after another client's write loads no
-// copy for a pause that doubles each time (mirrorPause … mirrorPauseMax),
-// so clients that write one filter together do not keep reloading it. A
-// batch whose items are all in the copy already answers after one read of
-// the token.
+// deleted or made again, when another client writes it, and when its
+// stream breaks (txstream.go); AddMany then goes back to watched writes,
+// and after another client's write or a broken stream loads no copy for
+// a pause that doubles each time (mirrorPause … mirrorPauseMax), so
+// clients that write one filter together do not keep reloading it. A
+// write that never reached Redis goes again as a watched write; one whose
+// reply was lost returns its error, as AddMany does after any network
+// error (it may or may not have run). A batch whose items are all in the
+// copy already answers after one read of the token.
 //
 // Memory: the copies come out of a Mirrors budget, shared by the
 // Scalables given it (WithMirrors); a filter larger than what is left
@@ -57,6 +60,12 @@ import (
 // and go to Redis one after another, each sent once the one before it is
 // through, so one may be merged while another is in flight (addMirrored);
 // its other operations do not wait for them.
+
+// mirrorItems bounds the items of one mirrored write: a transaction of
+// that many SETRANGEs keeps Redis busy for a few milliseconds. A larger
+// batch (a BF.MADD of more items) goes in several, and is atomic only
+// per mirrorItems, as it is per chunk on the other ways.
+const mirrorItems = 16384
 
 // mirrorChunk bounds one read of a copy's load: the reply Redis builds.
 const mirrorChunk = 8 << 20
@@ -219,10 +228,28 @@ func (s *Scalable) dropMirror() {
 // conflict drops the copy after another client's write, and pauses the
 // copies (mirMu held).
 func (s *Scalable) conflict() {
-	s.dropMirror()
 	s.mirrors.conflicts.Add(1)
+	s.pauseMirror()
+}
+
+// pauseMirror drops the copy and loads none for a pause that doubles
+// each time, up to mirrorPauseMax, until a mirrored write goes through
+// (mirMu held): after another client's write, or a stream that broke,
+// so that the next batches do not each load the whole filter again.
+func (s *Scalable) pauseMirror() {
+	s.dropMirror()
 	s.mirPause = min(max(2*s.mirPause, mirrorPause), mirrorPauseMax)
 	s.mirOff = time.Now().Add(s.mirPause)
+}
+
+// waitFor waits until the write before is through, or ctx is done.
+func waitFor(ctx context.Context, prev *inFlight) error {
+	select {
+	case <-prev.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // mirrorFor returns the copy for m's view, loading one if the batch of n
@@ -404,7 +431,10 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 	if prev != nil && (fresh == 0 || st == nil) {
 		// No stream to keep the order: send after the write before is
 		// through (and answer from the copy only if it went through).
-		<-prev.done
+		if err := waitFor(ctx, prev); err != nil {
+			clear(out)
+			return 0, err
+		}
 		if !prev.ok {
 			clear(out)
 			return codeConflict, nil
@@ -440,10 +470,16 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 	default:
 		m.lastFill.Store(uint64(g[1])) // err: a SETRANGE failed after the gate let it through
 	}
-	if code == codeWritten && prev != nil {
-		// Chained on a write that failed (it overtook nothing: the stream
-		// keeps order), or another client wrote between them.
-		<-prev.done
+	if prev != nil && (code == codeWritten || code == codeDone && err == nil) {
+		// Refused: chained on a write that failed (the stream keeps
+		// order: it overtook nothing), or another client wrote between
+		// them. Let through: the answers count on the bits of the write
+		// before, which went through only if it says so.
+		if werr := waitFor(ctx, prev); werr != nil {
+			code, err = codeDone, werr
+		} else if code == codeDone && !prev.ok {
+			err = errors.New("redisfilter: the mirrored write before this one failed: its bits may be missing")
+		}
 	}
 	s.mirMu.Lock()
 	defer s.mirMu.Unlock()
@@ -457,18 +493,21 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 	}
 	clear(out)
 	if s.mir == c {
-		if code == codeWritten {
+		switch {
+		case code == codeWritten:
 			s.conflict()
-		} else {
+		case errors.Is(err, errUnsent) || errors.Is(err, errStream):
+			s.pauseMirror()
+		default:
 			s.dropMirror()
 		}
 	}
-	if code == codeWritten || errors.Is(err, errStream) {
-		// Another client wrote, or the stream broke: the batch goes as a
-		// watched write (a write that did run leaves its items "not new").
+	if code == codeWritten || errors.Is(err, errUnsent) {
+		// Another client wrote, or the write never reached Redis: the
+		// batch goes as a watched write.
 		return codeConflict, nil
 	}
-	return code, err
+	return code, err // errStream: it may or may not have run, as after any network error
 }
 
 // mirrorUnchanged answers a batch whose items are all in the copy: they

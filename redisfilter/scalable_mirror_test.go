@@ -486,3 +486,48 @@ func TestMirrorDeletedAndMadeAgain(t *testing.T) {
 	}
 	mustAllFound(t, o, batch)
 }
+
+// TestMirroredBatchesSerial: two batches larger than a gated write's
+// chunk (k = 14 here: gatedItems 585), added at once through one copy,
+// each naming x and y in opposite order and far apart, answer as one
+// serial order does: one of them finds both new, the other neither. A
+// mirrored write merges a whole batch at once; in chunks, the other
+// batch could merge between them and find x old and y new.
+func TestMirroredBatchesSerial(t *testing.T) {
+	ctx := context.Background()
+	_, c := newClient(t)
+	s := mustCreateScalable(t, c, "serial", 1_000_000, 0.00005, bloom.Growth{}, WithMirrors(NewMirrors(64<<20)))
+	if g := gatedItems(s.view()); g >= 1000 {
+		t.Fatalf("gatedItems %d: the batches would not be split", g)
+	}
+	if _, err := s.AddMany(ctx, items("warm-", 0, 50)); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 40 {
+		x, y := []byte(fmt.Sprint("x", round)), []byte(fmt.Sprint("y", round))
+		p := append(append([][]byte{x}, items(fmt.Sprint("p", round, "-"), 0, 998)...), y)
+		q := append(append([][]byte{y}, items(fmt.Sprint("q", round, "-"), 0, 998)...), x)
+		var pa, qa []bool
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			var err error
+			if pa, err = s.AddMany(ctx, p); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			var err error
+			if qa, err = s.AddMany(ctx, q); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		px, py, qy, qx := pa[0], pa[len(pa)-1], qa[0], qa[len(qa)-1]
+		if px != py || qx != qy || px == qx {
+			t.Fatalf("round %d: x new to (p %v, q %v), y new to (p %v, q %v): no serial order", round, px, qx, py, qy)
+		}
+	}
+}

@@ -32,31 +32,49 @@ import (
 // Only a single-node client that authenticates with a username and
 // password (or a CredentialsProvider) gets a stream; others (Cluster,
 // Sentinel, an OnConnect hook, streaming credentials) send their
-// mirrored writes through go-redis.
+// mirrored writes through go-redis, each once the one before is through.
+//
+// Errors: a write that did not reach Redis whole fails with errUnsent
+// and goes again as a watched write; one whose reply was lost fails with
+// errStream, and AddMany returns it. After a failed dial the stream
+// refuses writes for dialPause.
 type txStream struct {
 	opt *redis.Options
 
-	mu   sync.Mutex // guards sc; held while a transaction is written, so writes are in queue order
-	sc   *streamConn
-	bufs sync.Pool // of *[]byte
+	mu     sync.Mutex // guards the fields below; held while a transaction is written, so writes are in queue order
+	sc     *streamConn
+	down   time.Time // no dial before (dialPause after a failed one)
+	closed bool
+	dials  int       // connections made (tests)
+	bufs   sync.Pool // of *[]byte
 }
 
 // streamConn is one connection of a stream and its writes in flight.
 type streamConn struct {
-	c      net.Conn
-	rd     *bufio.Reader
-	mu     sync.Mutex // guards queue and err
-	queue  []*txReply
-	err    error         // set once broken
-	wake   chan struct{} // buffered 1: the queue grew
-	closed chan struct{} // closed when the reader has failed every write in flight
+	c     net.Conn
+	rd    *bufio.Reader
+	mu    sync.Mutex // guards queue and err
+	queue []*txReply
+	err   error // set once broken
 }
 
-// errStream is the error of a stream's connection (dial, write, read,
-// a reply out of shape): the writes in flight on it may or may not have
-// run. addMirrored drops its copy and sends the batch again through
-// go-redis, whose retries then apply.
-var errStream = errors.New("redisfilter: mirrored writes' connection")
+// errStream is the error of a stream's connection (a read, a reply out
+// of shape, the stream closed) while writes were in flight on it: they
+// may or may not have run, so addMirrored returns the error, as AddMany
+// does after a network error through go-redis. errUnsent is the error of
+// a write that never reached Redis whole (a dial that failed, a stream
+// broken or backing off before it, a write(2) that failed before EXEC
+// was sent: Redis discards a transaction without EXEC when its
+// connection closes), which addMirrored sends again as a watched write.
+var (
+	errStream = errors.New("redisfilter: mirrored writes' connection")
+	errUnsent = errors.New("redisfilter: mirrored write not sent")
+)
+
+// dialPause is how long a stream whose dial failed refuses writes
+// (errUnsent) before it dials again: a Redis that does not answer then
+// costs each batch nothing, not a dial timeout each behind the lock.
+const dialPause = time.Second
 
 // txReply is what one transaction got back.
 type txReply struct {
@@ -76,7 +94,12 @@ func streamFor(client redis.UniversalClient) *txStream {
 		return nil
 	}
 	opt := c.Options()
-	if opt.Dialer == nil || opt.OnConnect != nil || opt.CredentialsProviderContext != nil || opt.StreamingCredentialsProvider != nil {
+	// A Sentinel client (NewFailoverClient) is a *redis.Client whose
+	// Dialer asks the sentinels for the master; its connections are
+	// closed on a failover, and a stream's would not be: it could go on
+	// writing to a demoted master. It keeps go-redis.
+	if opt.Addr == "FailoverClient" || opt.Dialer == nil || opt.OnConnect != nil ||
+		opt.CredentialsProviderContext != nil || opt.StreamingCredentialsProvider != nil {
 		return nil
 	}
 	return &txStream{opt: opt}
@@ -85,20 +108,24 @@ func streamFor(client redis.UniversalClient) *txStream {
 // send writes one transaction (buf, encoded by appendTx, with sets
 // SETRANGEs) after those sent before it; wait then waits for its reply.
 // Callers that chain writes on each other send them in the order they
-// merged them (under the lock that orders their merges).
+// merged them (under the lock that orders their merges). An error of
+// send wraps errUnsent: the transaction did not run.
 func (st *txStream) send(ctx context.Context, buf []byte, sets int) (*txReply, error) {
 	r := &txReply{sets: sets, done: make(chan struct{})}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	sc, err := st.conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errUnsent, err)
 	}
 	sc.mu.Lock()
 	if sc.err != nil {
 		err = sc.err
 	} else {
 		sc.queue = append(sc.queue, r)
+		if d := st.opt.ReadTimeout; d > 0 {
+			_ = sc.c.SetReadDeadline(time.Now().Add(d))
+		}
 	}
 	sc.mu.Unlock()
 	if err == nil {
@@ -106,16 +133,12 @@ func (st *txStream) send(ctx context.Context, buf []byte, sets int) (*txReply, e
 			_ = sc.c.SetWriteDeadline(time.Now().Add(d))
 		}
 		if _, err = sc.c.Write(buf); err != nil {
-			sc.fail(fmt.Errorf("%w: %w", errStream, err))
+			sc.fail(fmt.Errorf("%w: %w", errStream, err)) // the writes before r may have run
 		}
 	}
 	if err != nil {
 		st.sc = nil
-		return nil, err
-	}
-	select {
-	case sc.wake <- struct{}{}:
-	default:
+		return nil, fmt.Errorf("%w: %w", errUnsent, err) // r's EXEC did not reach Redis whole
 	}
 	return r, nil
 }
@@ -131,7 +154,8 @@ func (r *txReply) wait(ctx context.Context) (*txReply, error) {
 }
 
 // conn returns the stream's connection, dialing one if it has none or
-// the last broke (st.mu held).
+// the last broke, unless a dial failed less than dialPause ago or the
+// stream is closed (st.mu held).
 func (st *txStream) conn(ctx context.Context) (*streamConn, error) {
 	if sc := st.sc; sc != nil {
 		sc.mu.Lock()
@@ -142,18 +166,27 @@ func (st *txStream) conn(ctx context.Context) (*streamConn, error) {
 		}
 		st.sc = nil
 	}
+	switch {
+	case st.closed:
+		return nil, errors.New("the stream is closed")
+	case time.Now().Before(st.down):
+		return nil, errors.New("the last dial failed")
+	}
 	opt := st.opt
 	dctx, cancel := context.WithTimeout(ctx, max(opt.DialTimeout, time.Second))
 	defer cancel()
 	c, err := opt.Dialer(dctx, opt.Network, opt.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dial: %w", errStream, err)
+		st.down = time.Now().Add(dialPause)
+		return nil, fmt.Errorf("dial: %w", err)
 	}
-	sc := &streamConn{c: c, rd: bufio.NewReaderSize(c, 64<<10), wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	sc := &streamConn{c: c, rd: bufio.NewReaderSize(c, 64<<10)}
 	if err := sc.hello(dctx, opt); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%w: %w", errStream, err)
+		st.down = time.Now().Add(dialPause)
+		return nil, err
 	}
+	st.dials++
 	go sc.read(opt.ReadTimeout)
 	st.sc = sc
 	return sc, nil
@@ -199,37 +232,47 @@ func (sc *streamConn) hello(ctx context.Context, opt *redis.Options) error {
 }
 
 // read parses the replies of the writes in flight, in order, until the
-// connection breaks.
+// connection breaks. It is always reading, also with nothing in flight,
+// so that a connection the server closed (an idle timeout, CLIENT KILL,
+// a restart) is noticed then, and the next write dials again instead
+// of writing into it. The read deadline (timeout after a write, none
+// with nothing in flight) is set under sc.mu, by send and here.
 func (sc *streamConn) read(timeout time.Duration) {
 	for {
+		if _, err := sc.rd.Peek(1); err != nil {
+			sc.fail(fmt.Errorf("%w: %w", errStream, err))
+			return
+		}
 		sc.mu.Lock()
 		var r *txReply
 		if len(sc.queue) > 0 {
 			r = sc.queue[0]
 		}
-		err := sc.err
 		sc.mu.Unlock()
-		if err != nil {
+		if r == nil {
+			sc.fail(fmt.Errorf("%w: a reply with no write in flight", errStream))
 			return
 		}
-		if r == nil {
-			select {
-			case <-sc.wake:
-			case <-sc.closed:
-				return
-			}
-			continue
-		}
-		if timeout > 0 {
-			_ = sc.c.SetReadDeadline(time.Now().Add(timeout))
-		}
-		if err := r.parse(sc.rd); err != nil {
+		got := txReply{sets: r.sets} // parsed aside: fail may answer r meanwhile
+		if err := got.parse(sc.rd); err != nil {
 			sc.fail(fmt.Errorf("%w: %w", errStream, err))
 			return
 		}
 		sc.mu.Lock()
+		if sc.err != nil { // failed meanwhile: r is answered
+			sc.mu.Unlock()
+			return
+		}
 		sc.queue = sc.queue[1:]
+		if timeout > 0 {
+			next := time.Time{}
+			if len(sc.queue) > 0 {
+				next = time.Now().Add(timeout)
+			}
+			_ = sc.c.SetReadDeadline(next)
+		}
 		sc.mu.Unlock()
+		r.gate, r.gateEr, r.setErr, r.err = got.gate, got.gateEr, got.setErr, got.err
 		close(r.done)
 	}
 }
@@ -248,7 +291,6 @@ func (sc *streamConn) fail(err error) {
 		close(r.done)
 	}
 	sc.queue = nil
-	close(sc.closed)
 }
 
 // parse reads one transaction's replies: +OK (MULTI), a +QUEUED per
@@ -447,10 +489,12 @@ func (w *mirrorWrite) appendTx(buf []byte, key string, gateKeys []string, gateAr
 	return appendCommand(buf, "EXEC")
 }
 
-// close breaks the stream's connection, if it has one.
+// close breaks the stream's connection, if it has one, for good: later
+// writes are refused (errUnsent) and go through go-redis.
 func (st *txStream) close() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.closed = true
 	if st.sc != nil {
 		st.sc.fail(fmt.Errorf("%w: closed", errStream))
 		st.sc = nil

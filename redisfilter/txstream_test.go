@@ -3,8 +3,12 @@ package redisfilter
 import (
 	"bufio"
 	"context"
+	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/internal/redistest"
@@ -58,8 +62,10 @@ func TestStreamAuthAndDatabase(t *testing.T) {
 }
 
 // TestStreamBroken: a stream whose connection is killed (between writes,
-// or with writes in flight) costs no item: the writes in flight go again
-// as watched writes, and the next mirrored write dials again.
+// or with writes in flight) costs no item. A write in flight whose reply
+// is lost fails with an error (it may or may not have run, as after any
+// network error); added again, its items are present; the next mirrored
+// write dials again.
 func TestStreamBroken(t *testing.T) {
 	ctx := context.Background()
 	_, c := newClient(t)
@@ -82,7 +88,7 @@ func TestStreamBroken(t *testing.T) {
 		return ids
 	}
 	var all [][]byte
-	killed := 0
+	killed, streamErrs := 0, 0
 	for round := range 20 {
 		batch := items("r"+string(rune('a'+round))+"-", 0, 300)
 		all = append(all, batch...)
@@ -99,13 +105,43 @@ func TestStreamBroken(t *testing.T) {
 			}
 		}
 		if err := <-done; err != nil {
-			t.Fatalf("round %d: %v", round, err)
+			// Killed: the stream's write in flight (errStream, also the
+			// next round's, sent before the stream saw the close), or one
+			// of go-redis's connections (its pooled connections die too).
+			if round%4 != 1 && round%4 != 2 {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			streamErrs += b2i(errors.Is(err, errStream))
+			if _, err := s.AddMany(ctx, batch); err != nil { // the client's retry
+				t.Fatalf("round %d, again: %v", round, err)
+			}
 		}
 	}
 	allPresent(t, s, all)
-	if killed == 0 || budget.Stats().Loads < 2 {
-		t.Fatalf("%d connections killed, %d copies loaded: the test did not break the stream", killed, budget.Stats().Loads)
+	t.Logf("%d connections killed, %d stream writes failed in flight", killed, streamErrs)
+	if killed == 0 {
+		t.Fatal("no connection killed: the test did not break the stream")
 	}
+	// Past the copies' pause, a copy is loaded again and its writes go
+	// on a new connection.
+	s.mirMu.Lock()
+	s.mirOff = time.Time{}
+	s.mirMu.Unlock()
+	last := items("last-", 0, 300)
+	if _, err := s.AddMany(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMany(ctx, items("last2-", 0, 300)); err != nil {
+		t.Fatal(err)
+	}
+	st := budget.streamFor(c)
+	st.mu.Lock()
+	dials := st.dials
+	st.mu.Unlock()
+	if stats := budget.Stats(); dials < 2 || !s.Mirrored() || stats.Conflicts != 0 {
+		t.Fatalf("%d dials, stats %+v: want the stream dialed again, a copy, no conflict", dials, stats)
+	}
+	allPresent(t, s, last)
 	// A reply out of shape breaks the connection, not the process.
 	var r txReply
 	r.sets = 1
@@ -130,4 +166,71 @@ func FuzzTxReplyParse(f *testing.F) {
 			t.Fatalf("%q parsed to no gate reply and no error", data)
 		}
 	})
+}
+
+// heldConn hands a stream's reader the reply in the parts the test sends,
+// whatever Close did (as bytes already received would be).
+type heldConn struct {
+	net.Conn
+	parts chan []byte
+}
+
+func (h *heldConn) Read(p []byte) (int, error) {
+	b, ok := <-h.parts
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, b), nil
+}
+func (h *heldConn) Write(p []byte) (int, error)      { return len(p), nil }
+func (h *heldConn) Close() error                     { return nil }
+func (h *heldConn) SetReadDeadline(time.Time) error  { return nil }
+func (h *heldConn) SetWriteDeadline(time.Time) error { return nil }
+
+// TestStreamFailWhileParsing: a connection that breaks (a failed write
+// elsewhere, Close) while its reader is parsing a reply answers the
+// write in flight with the error once; the reader, finishing the reply,
+// then stops (it used to pop an emptied queue and panic).
+func TestStreamFailWhileParsing(t *testing.T) {
+	h := &heldConn{parts: make(chan []byte)}
+	sc := &streamConn{c: h, rd: bufio.NewReader(h)}
+	r := &txReply{sets: 1, done: make(chan struct{})}
+	sc.queue = []*txReply{r}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		sc.read(0)
+	}()
+	h.parts <- []byte("+OK\r\n+QUEUED\r\n") // the reader parses it, then waits for more
+	broken := errors.New("broken meanwhile")
+	sc.fail(broken)
+	h.parts <- []byte("+QUEUED\r\n+QUEUED\r\n*3\r\n*2\r\n:0\r\n:1\r\n:0\r\n:0\r\n")
+	close(h.parts)
+	<-exited
+	<-r.done
+	if r.err != broken {
+		t.Fatalf("the write in flight got %v, want the break's error", r.err)
+	}
+}
+
+// TestStreamOnlyForPlainClients: only a single-node client gets a
+// stream; a Sentinel client (a *redis.Client whose dialer asks the
+// sentinels) keeps go-redis, whose connections a failover closes, as do
+// Cluster clients and clients with an OnConnect hook.
+func TestStreamOnlyForPlainClients(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		client redis.UniversalClient
+		want   bool
+	}{
+		{"single", redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), true},
+		{"sentinel", redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{"127.0.0.1:1"}}), false},
+		{"cluster", redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}), false},
+		{"onconnect", redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", OnConnect: func(context.Context, *redis.Conn) error { return nil }}), false},
+	} {
+		if got := streamFor(c.client) != nil; got != c.want {
+			t.Errorf("%s: stream %v, want %v", c.name, got, c.want)
+		}
+		c.client.Close()
+	}
 }

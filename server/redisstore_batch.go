@@ -32,6 +32,12 @@ import (
 // order. Batches are bounded by batchItems (an entry larger than that
 // goes alone), and a queue holds at most one entry per connection.
 //
+// A filter this server holds a copy of has two batches of adds in flight
+// (laneDepth, redisfilter's mirrored writes): the second merges into the
+// copy after the first has merged whole, so the serial order above
+// holds; a command of more items than one mirrored write takes (16384)
+// is atomic per that many.
+//
 // An event loop's connection cannot wait in a lane: its loop serves
 // every other connection. Its runs enter as asynchronous waiters
 // (AddRunAsync, ExistsRunAsync; conn.endRunAsync): a waiter with a done
