@@ -189,8 +189,28 @@ func (c *mirror) after(expect, token string) bool {
 // to be): the next one waits for it (done closed, ok set) before it
 // sends its own, whose gate expects its token.
 type inFlight struct {
-	done chan struct{}
-	ok   bool
+	done  chan struct{}
+	ok    bool
+	reply *txReply // its transaction on a stream, answered in order: nil through go-redis
+}
+
+// through reports whether the write before, prev, went through: from
+// its reply on the stream when it has one (answered before the next
+// write's, without waiting for prev's caller to be scheduled), else once
+// its caller is done.
+func (prev *inFlight) through(ctx context.Context) (bool, error) {
+	if r := prev.reply; r != nil {
+		select {
+		case <-r.done:
+			return r.err == nil && r.gateEr == nil && len(r.gate) == 2 && r.gate[0] == codeDone && r.setErr == nil, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	if err := waitFor(ctx, prev); err != nil {
+		return false, err
+	}
+	return prev.ok, nil
 }
 
 // mirrorView reports whether s holds a copy for m's view: a hint, read
@@ -416,6 +436,7 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 		// Written in the order merged (mirMu held): the stream keeps it.
 		sent, sendErr = w.sendStream(ctx, st, lastKey, gateKeys, gateArgs, m.holdKey())
 	}
+	me.reply = sent
 	if fresh > 0 {
 		c.token, c.tail = tok, me
 		if len(c.later) == mirrorLater {
@@ -470,15 +491,20 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 	default:
 		m.lastFill.Store(uint64(g[1])) // err: a SETRANGE failed after the gate let it through
 	}
+	prevFailed := false
 	if prev != nil && (code == codeWritten || code == codeDone && err == nil) {
 		// Refused: chained on a write that failed (the stream keeps
 		// order: it overtook nothing), or another client wrote between
 		// them. Let through: the answers count on the bits of the write
 		// before, which went through only if it says so.
-		if werr := waitFor(ctx, prev); werr != nil {
+		ok, werr := prev.through(ctx)
+		switch {
+		case werr != nil:
 			code, err = codeDone, werr
-		} else if code == codeDone && !prev.ok {
+		case !ok && code == codeDone:
 			err = errors.New("redisfilter: the mirrored write before this one failed: its bits may be missing")
+		case !ok:
+			prevFailed = true // refused for prev's sake, not another client's
 		}
 	}
 	s.mirMu.Lock()
@@ -494,6 +520,8 @@ func (s *Scalable) addMirrored(ctx context.Context, m *scalableMeta, hashes []bl
 	clear(out)
 	if s.mir == c {
 		switch {
+		case code == codeWritten && prevFailed:
+			s.dropMirror() // prev's caller pauses, if it was a conflict
 		case code == codeWritten:
 			s.conflict()
 		case errors.Is(err, errUnsent) || errors.Is(err, errStream):
