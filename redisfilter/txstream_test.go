@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,5 +233,56 @@ func TestStreamOnlyForPlainClients(t *testing.T) {
 			t.Errorf("%s: stream %v, want %v", c.name, got, c.want)
 		}
 		c.client.Close()
+	}
+}
+
+// timeoutErr is a read deadline passing.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// idleConn's first read times out (a read deadline passing with nothing
+// in flight); then it hands out the parts the test sends.
+type idleConn struct {
+	heldConn
+	timedOut atomic.Bool
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	if c.timedOut.CompareAndSwap(false, true) {
+		return 0, timeoutErr{}
+	}
+	return c.heldConn.Read(p)
+}
+
+// TestStreamIdleDeadline: a read deadline that passes with nothing in
+// flight does not break the connection: the next write's reply is read.
+func TestStreamIdleDeadline(t *testing.T) {
+	c := &idleConn{heldConn: heldConn{parts: make(chan []byte)}}
+	sc := &streamConn{c: c, rd: bufio.NewReader(c)}
+	go sc.read(time.Second)
+	r := &txReply{sets: 0, done: make(chan struct{})}
+	for !c.timedOut.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	sc.mu.Lock()
+	sc.queue = append(sc.queue, r)
+	sc.mu.Unlock()
+	select {
+	case c.parts <- []byte("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n*2\r\n:0\r\n:1\r\n:0\r\n"):
+	case <-r.done: // answered by a failure, without reading
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader stopped reading after an idle deadline")
+	}
+	<-r.done
+	if r.err != nil || len(r.gate) != 2 {
+		t.Fatalf("after an idle deadline: reply %+v, err %v", r.gate, r.err)
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.err != nil {
+		t.Fatalf("the idle deadline broke the connection: %v", sc.err)
 	}
 }
