@@ -109,8 +109,8 @@ func (b *Mirrors) streamFor(client redis.UniversalClient) *txStream {
 	return st
 }
 
-// Close closes the connections of the budget's streams. Mirrored writes
-// after it dial again.
+// Close closes the connections of the budget's streams for good: the
+// mirrored writes after it go through go-redis.
 func (b *Mirrors) Close() {
 	b.streamMu.Lock()
 	defer b.streamMu.Unlock()
@@ -213,11 +213,15 @@ func (prev *inFlight) through(ctx context.Context) (bool, error) {
 	return prev.ok, nil
 }
 
+// of reports whether the copy is of m's view: the same filter, with as
+// many sub-filters.
+func (c *mirror) of(m *scalableMeta) bool { return c.id == m.id && c.filters == len(m.subs) }
+
 // mirrorView reports whether s holds a copy for m's view: a hint, read
 // without waiting for a mirrored write in flight.
 func (s *Scalable) mirrorView(m *scalableMeta) bool {
 	c := s.mirLive.Load()
-	return c != nil && c.id == m.id && c.filters == len(m.subs)
+	return c != nil && c.of(m)
 }
 
 // Mirrored reports whether the Scalable holds a copy of its filter's
@@ -276,7 +280,7 @@ func waitFor(ctx context.Context, prev *inFlight) error {
 // items may (mirMu held); nil when there is none.
 func (s *Scalable) mirrorFor(ctx context.Context, m *scalableMeta, n int) (*mirror, error) {
 	if c := s.mir; c != nil {
-		if c.id == m.id && c.filters == len(m.subs) {
+		if c.of(m) {
 			return c, nil
 		}
 		s.dropMirror()
@@ -359,7 +363,7 @@ func (s *Scalable) loadMirror(ctx context.Context, m *scalableMeta) (*mirror, er
 	}
 	for i, b := range c.subs {
 		for at := 0; at < len(b); at += mirrorChunk {
-			if pieces = append(pieces, piece{sub: i, at: at}); len(pieces)*mirrorChunk >= 4*mirrorChunk {
+			if pieces = append(pieces, piece{sub: i, at: at}); len(pieces) == 4 { // 4 pieces a round trip
 				if err := flush(); err != nil {
 					return nil, err
 				}
@@ -682,10 +686,10 @@ func (w *mirrorWrite) sendPipelined(ctx context.Context, client redis.UniversalC
 // before it; streamReply then waits for its reply and returns as
 // sendPipelined does.
 func (w *mirrorWrite) sendStream(ctx context.Context, st *txStream, key string, gateKeys, gateArgs []string, hold string) (*txReply, error) {
-	b := st.getBuf()
-	defer st.putBuf(b)
-	*b = w.appendTx(*b, key, gateKeys, gateArgs, hold)
-	return st.send(ctx, *b, len(w.spans))
+	rw := st.writer()
+	defer st.putWriter(rw)
+	w.encodeTx(rw, key, gateKeys, gateArgs, hold)
+	return st.send(ctx, rw.Bytes(), len(w.spans))
 }
 
 func streamReply(ctx context.Context, r *txReply, err error) ([]int64, error, error) {
