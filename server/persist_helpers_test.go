@@ -117,7 +117,13 @@ func (ps *pServer) info(t testing.TB) map[string]string {
 // infoSection returns the fields of INFO's section sec.
 func (ps *pServer) infoSection(t testing.TB, sec string) map[string]string {
 	t.Helper()
-	s, err := ps.rdb.Info(context.Background(), sec).Result()
+	return redisInfo(t, ps.rdb, sec)
+}
+
+// redisInfo returns the fields of INFO's section sec, through c.
+func redisInfo(t testing.TB, c *redis.Client, sec string) map[string]string {
+	t.Helper()
+	s, err := c.Info(context.Background(), sec).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,11 +187,7 @@ func (ls *lanes) done(id laneID, batch []*waiter) {
 	for _, w := range batch[1:] {
 		w.answered()
 	}
-	next, extra := ls.next(id)
-	if extra != nil {
-		ls.handOff(id, extra)
-	}
-	if next != nil {
+	if next := ls.next(id); next != nil {
 		ls.handOff(id, next)
 	}
 }
@@ -213,27 +209,32 @@ func (ls *lanes) handOff(id laneID, batch []*waiter) {
 // allows (a filter's copy dropped: its watched writes would abort each
 // other), the leader retires and next returns nil; the lane is idle once
 // its last leader has. With fewer leaders than the depth allows and more
-// queued than one batch, it also takes the batch after it, extra, for a
-// new leader (handOff): a busy lane keeps its depth's batches in flight,
+// queued than one batch, it also hands the batch after it to a new
+// leader (handOff): a busy lane keeps its depth's batches in flight,
 // where otherwise a second leader would only start when a command found
 // the queue empty.
-func (ls *lanes) next(id laneID) (mine, extra []*waiter) {
+func (ls *lanes) next(id laneID) []*waiter {
 	ls.mu.Lock()
-	defer ls.mu.Unlock()
 	l := ls.busy[id]
 	depth := ls.depthOf(id)
 	if len(l.queue) == 0 || l.inflight > depth {
 		if l.inflight--; l.inflight == 0 {
 			delete(ls.busy, id)
 		}
-		return nil, nil
+		ls.mu.Unlock()
+		return nil
 	}
-	mine = l.take()
+	mine := l.take()
+	var extra []*waiter
 	if len(l.queue) > 0 && l.inflight < depth {
 		l.inflight++
 		extra = l.take()
 	}
-	return mine, extra
+	ls.mu.Unlock()
+	if extra != nil {
+		ls.handOff(id, extra)
+	}
+	return mine
 }
 
 // take takes the next batch out of l's queue (not empty): the waiters
@@ -278,11 +279,7 @@ func (ls *lanes) lead(id laneID, batch []*waiter) {
 		for _, w := range batch {
 			w.answered() // an asynchronous waiter goes back to the pool: not read after
 		}
-		var extra []*waiter
-		if batch, extra = ls.next(id); extra != nil {
-			ls.handOff(id, extra)
-		}
-		if batch == nil {
+		if batch = ls.next(id); batch == nil {
 			return
 		}
 		if batch[0].done == nil {

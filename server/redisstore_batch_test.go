@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -78,74 +79,123 @@ func TestLanesCoalesceWhileInFlight(t *testing.T) {
 	}
 }
 
+// gatedLane is a lane of a depth the test sets, whose batches record the
+// first item of each command and then wait until the test opens the
+// gate of their first command's item (commands with no gate go on).
+type gatedLane struct {
+	t       *testing.T
+	ls      *lanes
+	id      laneID
+	depth   atomic.Int32
+	gates   map[byte]chan struct{}
+	mu      sync.Mutex
+	batches [][]int
+	wg      sync.WaitGroup
+}
+
+func newGatedLane(t *testing.T, depth int32, gated ...byte) *gatedLane {
+	g := &gatedLane{t: t, ls: newLanes(), id: laneID{"k", laneAdd}, gates: map[byte]chan struct{}{}}
+	g.depth.Store(depth)
+	g.ls.depth = func(laneID) int { return int(g.depth.Load()) }
+	for _, i := range gated {
+		g.gates[i] = make(chan struct{})
+	}
+	return g
+}
+
+func (g *gatedLane) exec(batch []*batchOp) {
+	var b []int
+	for _, o := range batch {
+		o.n = len(o.items)
+		b = append(b, int(o.items[0][0]))
+	}
+	g.mu.Lock()
+	g.batches = append(g.batches, b)
+	g.mu.Unlock()
+	if gate := g.gates[batch[0].items[0][0]]; gate != nil {
+		<-gate
+	}
+}
+
+// send runs a command of n items i in the lane, on a goroutine of its own.
+func (g *gatedLane) send(i byte, n int) {
+	w := g.ls.waiter(nil)
+	w.one.items = make([][]byte, n)
+	for j := range w.one.items {
+		w.one.items[j] = []byte{i}
+	}
+	g.wg.Go(func() {
+		g.ls.run(g.id, w, g.exec)
+		if w.ops[0].n != n {
+			g.t.Errorf("command %d unanswered", i)
+		}
+	})
+}
+
+// led reports whether batches led by each of firsts have started.
+func (g *gatedLane) led(firsts ...int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, f := range firsts {
+		if !slices.ContainsFunc(g.batches, func(b []int) bool { return b[0] == f }) {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *gatedLane) inFlight() int {
+	g.ls.mu.Lock()
+	defer g.ls.mu.Unlock()
+	return g.ls.busy[g.id].inflight
+}
+
+func (g *gatedLane) queued() int {
+	g.ls.mu.Lock()
+	defer g.ls.mu.Unlock()
+	return len(g.ls.busy[g.id].queue)
+}
+
+// finish waits for every command and checks that the lane is idle.
+func (g *gatedLane) finish() {
+	g.wg.Wait()
+	if len(g.ls.busy) != 0 {
+		g.t.Errorf("%d lanes left busy", len(g.ls.busy))
+	}
+}
+
 // TestLanesTwoInFlight: a lane of depth 2 leads a second command at once
 // while one is in flight, queues the rest, and hands them to the first
 // leader done; when its depth falls back to 1 with two leaders, the
 // next one done retires and the other takes the queue. Every command is
 // answered and the lane is gone once idle.
 func TestLanesTwoInFlight(t *testing.T) {
-	ls := newLanes()
-	id := laneID{"k", laneAdd}
-	var depth atomic.Int32
-	depth.Store(2)
-	ls.depth = func(laneID) int { return int(depth.Load()) }
-	gates := map[byte]chan struct{}{0: make(chan struct{}), 1: make(chan struct{}), 2: make(chan struct{})}
-	var mu sync.Mutex
-	var batches [][]int
-	exec := func(batch []*batchOp) {
-		var b []int
-		for _, o := range batch {
-			o.n = len(o.items)
-			b = append(b, int(o.items[0][0]))
-		}
-		mu.Lock()
-		batches = append(batches, b)
-		mu.Unlock()
-		if g := gates[batch[0].items[0][0]]; g != nil {
-			<-g
-		}
-	}
-	inFlight := func() int { ls.mu.Lock(); defer ls.mu.Unlock(); return ls.busy[id].inflight }
-	queued := func() int { ls.mu.Lock(); defer ls.mu.Unlock(); return len(ls.busy[id].queue) }
-	var wg sync.WaitGroup
-	send := func(i byte) {
-		w := ls.waiter(nil)
-		w.one.items = [][]byte{{i}}
-		wg.Go(func() {
-			ls.run(id, w, exec)
-			if w.ops[0].n != 1 {
-				t.Errorf("command %d unanswered", i)
-			}
-		})
-	}
-	send(0)
-	waitFor(t, "the first command in flight", func() bool { mu.Lock(); defer mu.Unlock(); return len(batches) == 1 })
-	send(1)
-	waitFor(t, "a second command in flight beside it", func() bool { mu.Lock(); defer mu.Unlock(); return len(batches) == 2 })
-	if n := inFlight(); n != 2 {
+	g := newGatedLane(t, 2, 0, 1, 2)
+	g.send(0, 1)
+	waitFor(t, "the first command in flight", func() bool { return g.led(0) })
+	g.send(1, 1)
+	waitFor(t, "a second command in flight beside it", func() bool { return g.led(1) })
+	if n := g.inFlight(); n != 2 {
 		t.Fatalf("%d batches in flight, want 2", n)
 	}
-	send(2)
-	waitFor(t, "the third command queued", func() bool { return queued() == 1 })
-	close(gates[1]) // the second leader, done, takes the third
-	waitFor(t, "the third command led", func() bool { mu.Lock(); defer mu.Unlock(); return len(batches) == 3 })
-	send(3)
-	waitFor(t, "a command queued", func() bool { return queued() == 1 })
-	send(4)
-	waitFor(t, "two commands queued", func() bool { return queued() == 2 })
-	depth.Store(1) // the copy is gone: one leader must retire
-	close(gates[0])
-	waitFor(t, "the first leader retired", func() bool { return inFlight() == 1 })
-	if n := queued(); n != 2 {
+	g.send(2, 1)
+	waitFor(t, "the third command queued", func() bool { return g.queued() == 1 })
+	close(g.gates[1]) // the second leader, done, takes the third
+	waitFor(t, "the third command led", func() bool { return g.led(2) })
+	g.send(3, 1)
+	waitFor(t, "a command queued", func() bool { return g.queued() == 1 })
+	g.send(4, 1)
+	waitFor(t, "two commands queued", func() bool { return g.queued() == 2 })
+	g.depth.Store(1) // the copy is gone: one leader must retire
+	close(g.gates[0])
+	waitFor(t, "the first leader retired", func() bool { return g.inFlight() == 1 })
+	if n := g.queued(); n != 2 {
 		t.Fatalf("%d commands left queued, want 2 (for the leader still in flight)", n)
 	}
-	close(gates[2])
-	wg.Wait()
-	if got, want := fmt.Sprint(batches), "[[0] [1] [2] [3 4]]"; got != want {
+	close(g.gates[2])
+	g.finish()
+	if got, want := fmt.Sprint(g.batches), "[[0] [1] [2] [3 4]]"; got != want {
 		t.Errorf("batches %s, want %s", got, want)
-	}
-	if len(ls.busy) != 0 {
-		t.Errorf("%d lanes left busy", len(ls.busy))
 	}
 }
 
@@ -153,49 +203,19 @@ func TestLanesTwoInFlight(t *testing.T) {
 // in a lane whose depth allows another leader, takes its batch and hands
 // the next to a new leader: both are in flight at once.
 func TestLanesExtraLeader(t *testing.T) {
-	ls := newLanes()
-	id := laneID{"k", laneAdd}
-	var depth atomic.Int32
-	depth.Store(1)
-	ls.depth = func(laneID) int { return int(depth.Load()) }
-	gates := map[byte]chan struct{}{0: make(chan struct{}), 1: make(chan struct{}), 2: make(chan struct{})}
-	var mu sync.Mutex
-	led := map[byte]bool{}
-	exec := func(batch []*batchOp) {
-		for _, o := range batch {
-			o.n = len(o.items)
-		}
-		first := batch[0].items[0][0]
-		mu.Lock()
-		led[first] = true
-		mu.Unlock()
-		<-gates[first]
-	}
-	var wg sync.WaitGroup
-	send := func(i byte, n int) {
-		w := ls.waiter(nil)
-		w.one.items = make([][]byte, n)
-		for j := range w.one.items {
-			w.one.items[j] = []byte{i}
-		}
-		wg.Go(func() { ls.run(id, w, exec) })
-	}
-	queued := func() int { ls.mu.Lock(); defer ls.mu.Unlock(); return len(ls.busy[id].queue) }
-	send(0, 1)
-	waitFor(t, "the first command in flight", func() bool { mu.Lock(); defer mu.Unlock(); return led[0] })
-	send(1, 1000)
-	waitFor(t, "a command queued", func() bool { return queued() == 1 })
-	send(2, 1000) // 2000 items: two batches
-	waitFor(t, "two commands queued", func() bool { return queued() == 2 })
-	depth.Store(2)
-	close(gates[0])
-	waitFor(t, "both queued batches in flight at once", func() bool { mu.Lock(); defer mu.Unlock(); return led[1] && led[2] })
-	close(gates[1])
-	close(gates[2])
-	wg.Wait()
-	if len(ls.busy) != 0 {
-		t.Errorf("%d lanes left busy", len(ls.busy))
-	}
+	g := newGatedLane(t, 1, 0, 1, 2)
+	g.send(0, 1)
+	waitFor(t, "the first command in flight", func() bool { return g.led(0) })
+	g.send(1, 1000)
+	waitFor(t, "a command queued", func() bool { return g.queued() == 1 })
+	g.send(2, 1000) // 2000 items: two batches
+	waitFor(t, "two commands queued", func() bool { return g.queued() == 2 })
+	g.depth.Store(2)
+	close(g.gates[0])
+	waitFor(t, "both queued batches in flight at once", func() bool { return g.led(1, 2) })
+	close(g.gates[1])
+	close(g.gates[2])
+	g.finish()
 }
 
 // TestCoalescedBatchesSameAsSerial: random batches of adds and tests on

@@ -183,19 +183,10 @@ func upper99(x, n int) float64 {
 // backendInfo reads an integer field of the Redis backend from INFO.
 func backendInfo(t *testing.T, c *redis.Client, field string) int {
 	t.Helper()
-	info, err := c.Info(context.Background(), "persistence").Result()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := redisInfo(t, c, "persistence")[field]
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		t.Fatalf("INFO %s: %q", field, v)
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("INFO %s: %q", field, v)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO has no %s", field)
-	return 0
+	return n
 }
