@@ -686,10 +686,10 @@ func (w *mirrorWrite) sendPipelined(ctx context.Context, client redis.UniversalC
 // before it; streamReply then waits for its reply and returns as
 // sendPipelined does.
 func (w *mirrorWrite) sendStream(ctx context.Context, st *txStream, key string, gateKeys, gateArgs []string, hold string) (*txReply, error) {
-	rw := st.writer()
-	defer st.putWriter(rw)
-	w.encodeTx(rw, key, gateKeys, gateArgs, hold)
-	return st.send(ctx, rw.Bytes(), len(w.spans))
+	b := st.getBuf()
+	defer st.putBuf(b)
+	*b = w.appendTx(*b, key, gateKeys, gateArgs, hold)
+	return st.send(ctx, *b, len(w.spans))
 }
 
 func streamReply(ctx context.Context, r *txReply, err error) ([]int64, error, error) {
