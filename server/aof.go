@@ -12,10 +12,11 @@ import (
 )
 
 // The append-only log: records are appended to a buffer under mu (cheap:
-// append runs under key locks), and written to the file and fsynced
-// under wmu by whoever needs them durable: a connection about to reply
-// (waitDurable), the once-a-second flusher, or a snapshot rotating the
-// log. Positions count every byte ever appended, across logs: appended
+// append runs under key locks), and written to the file under wmu by
+// whoever needs them durable: a connection about to reply (waitDurable),
+// the once-a-second flusher, or a snapshot rotating the log. Fsyncs are
+// made under syncMu; with everysec the flusher's run without wmu
+// (aof_sync.go). Positions count every byte ever appended, across logs: appended
 // (the buffer's end), written (handed to the OS) and synced (fsynced).
 // A waiter needs written (or synced, with always) ≥ the appended position
 // it saw; whoever writes takes everything buffered so far, so the waiters
@@ -207,15 +208,30 @@ func (p *persistence) waitDurable() error {
 	}
 	p.flushing = true
 	p.gmu.Unlock()
+	// Only a wait that may fsync takes syncMu (aof_sync.go): with
+	// everysec the leader writes while the flusher's fsync runs.
+	sync := p.policy == fsyncAlways || !p.writeOK.Load()
+	if sync {
+		p.syncMu.Lock()
+	}
 	p.wmu.Lock()
 	var err error
 	switch {
 	case p.file == nil:
 		err = errPersistClosed
+	case p.werr != nil && !sync:
+		err = p.werr // it failed since this wait began: the next one retries
 	case p.werr != nil || done.Load() < target:
-		err = p.flushLocked(p.policy == fsyncAlways || p.werr != nil)
+		err = p.flushLocked(sync)
 	}
+	lag := err == nil && p.lagging()
 	p.wmu.Unlock()
+	if sync {
+		p.syncMu.Unlock()
+	}
+	if lag {
+		err = p.syncBehind()
+	}
 	p.gmu.Lock()
 	p.flushing = false
 	p.gcond.Broadcast()
@@ -226,6 +242,13 @@ func (p *persistence) waitDurable() error {
 // The caller holds wmu.
 func (p *persistence) flushLocked(sync bool) error {
 	err := p.writeLocked(sync)
+	p.noteFlush(err)
+	return err
+}
+
+// noteFlush records the outcome of a write or fsync of the log: a
+// failure fails the waits until one succeeds. The caller holds wmu.
+func (p *persistence) noteFlush(err error) {
 	switch {
 	case err != nil:
 		p.writeErrors.Add(1)
@@ -239,7 +262,6 @@ func (p *persistence) flushLocked(sync bool) error {
 		p.werr = nil
 		p.writeOK.Store(true)
 	}
-	return err
 }
 
 // writeLocked writes the buffered records to the current log and, with
@@ -281,11 +303,11 @@ func (p *persistence) writeLocked(sync bool) error {
 		}
 		p.fileWritten += int64(n)
 		p.written.Store(end)
-		if !sync && p.keepUnsynced(data) {
-			fresh = nil
+		if !sync && p.keepUnsynced(data) && len(p.unsynced) >= maxUnsynced {
 			// Bound the copy: past maxUnsynced, fsync now rather than
-			// hold up to a second of heavy writes in memory.
-			sync = len(p.unsynced) >= maxUnsynced
+			// hold up to a second of heavy writes in memory; the
+			// flusher does, without wmu (aof_sync.go).
+			p.kickSync()
 		}
 	}
 	if sync && p.fileSynced < p.fileWritten {
@@ -310,7 +332,7 @@ func (p *persistence) writeLocked(sync bool) error {
 }
 
 // maxUnsynced bounds the bytes everysec keeps between fsyncs: writing
-// more fsyncs early.
+// more asks the flusher for an fsync at once (aof_sync.go).
 const maxUnsynced = 4 << 20
 
 // keepUnsynced keeps bytes written without fsync (everysec), to write

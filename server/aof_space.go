@@ -92,6 +92,11 @@ func (p *persistence) release(n int64) { p.promised.Add(-n) }
 // under wmu (so the file stays the same), it retries a failed write, then
 // allocates what is needed, at most every noSpaceRetry while that fails.
 func (p *persistence) admitSlow(n int64) error {
+	retry := !p.writeOK.Load() // the retry may fsync: syncMu first (aof_sync.go)
+	if retry {
+		p.syncMu.Lock()
+		defer p.syncMu.Unlock()
+	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	if p.file == nil {
@@ -99,7 +104,7 @@ func (p *persistence) admitSlow(n int64) error {
 	}
 	now := time.Now()
 	if p.werr != nil {
-		if now.Sub(p.lastRetry) < noSpaceRetry {
+		if !retry || now.Sub(p.lastRetry) < noSpaceRetry {
 			return logErrorReply(p.werr)
 		}
 		p.lastRetry = now

@@ -277,7 +277,13 @@ func injectFailures(p *persistence) *failFile {
 // openTestPersistence opens a memstore with persistence on dir.
 func openTestPersistence(t testing.TB, dir, policy string) (*memstore, *persistence) {
 	t.Helper()
-	cfg, err := Config{Dir: dir, AppendFsync: policy}.withDefaults()
+	return openTestPersistenceWith(t, Config{Dir: dir, AppendFsync: policy})
+}
+
+// openTestPersistenceWith opens a memstore with persistence as cfg says.
+func openTestPersistenceWith(t testing.TB, cfg Config) (*memstore, *persistence) {
+	t.Helper()
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,8 +386,10 @@ func TestPersistWriteFailureNoReply(t *testing.T) {
 	}
 }
 
-// With everysec, writing past maxUnsynced fsyncs at once; when that fsync
-// fails, the bytes since the last good fsync are written again, once.
+// With everysec, writing past maxUnsynced asks the flusher for an fsync,
+// and writers that run lagUnsynced ahead of the fsyncs make one
+// themselves (aof_sync.go); when that fsync fails, the bytes since the
+// last good fsync are written again, once.
 func TestPersistEarlyFsyncFailure(t *testing.T) {
 	dir := t.TempDir()
 	_, p := openTestPersistence(t, dir, "everysec")
@@ -390,7 +398,7 @@ func TestPersistEarlyFsyncFailure(t *testing.T) {
 	big := make([]byte, 64<<10)
 	n, failed := 0, false
 	for !failed {
-		if n > 2*maxUnsynced/len(big) {
+		if n > lagUnsynced/len(big) {
 			t.Fatal("no early fsync")
 		}
 		ff.failSync.Store(true)

@@ -127,6 +127,10 @@ type Config struct {
 	ManageGoRuntime bool
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
+
+	// logFlushEvery is the log flusher's period (0: a second); tests
+	// lengthen it to see the flushes something else asks for.
+	logFlushEvery time.Duration
 }
 
 // The values of Config.FilterLayout.

@@ -62,6 +62,7 @@ package server
 // since the last fsync.
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"os"
@@ -100,8 +101,15 @@ type persistence struct {
 	open          openAdd // merged adds not yet framed into buf (aof_merge.go)
 	appended      atomic.Int64
 
+	// syncMu serialises fsyncing and rotating the log (aof_sync.go); it
+	// is taken after key locks and before wmu. syncKick asks the flusher
+	// for an fsync before its second is up.
+	syncMu     sync.Mutex
+	syncKick   chan struct{}
+	flushEvery time.Duration // the flusher's period (Config.logFlushEvery)
+
 	// wmu serialises writing, fsyncing and rotating the log; it is taken
-	// after key locks and before mu.
+	// after key locks and syncMu, and before mu.
 	wmu                     sync.Mutex
 	file                    aofFile // nil after close
 	fileName                string
@@ -180,7 +188,7 @@ func openPersistence(ks *keyspace, l loader, cfg Config, log *slog.Logger) (*per
 	}
 	p := &persistence{ks: ks, dir: cfg.Dir, log: log, policy: policy, lock: lock,
 		rewriteMin: cfg.AOFRewriteMinSize, rewritePct: int64(cfg.AOFRewritePercent),
-		rewriteCh: make(chan struct{}, 1), stop: make(chan struct{})}
+		rewriteCh: make(chan struct{}, 1), syncKick: make(chan struct{}, 1), flushEvery: cmp.Or(cfg.logFlushEvery, time.Second), stop: make(chan struct{})}
 	p.gcond.L = &p.gmu
 	if p.rewritePct <= 0 {
 		p.rewritePct = 100
@@ -259,22 +267,21 @@ func (p *persistence) load(l loader) error {
 }
 
 // flushEverySecond writes the buffer once a second and, with everysec
-// and always, fsyncs the log.
+// and always, fsyncs the log; with everysec also when the writes since
+// the last fsync pass maxUnsynced (syncBehind, aof_sync.go). A failure
+// is recorded for the waits, which fail until a later flush succeeds.
 func (p *persistence) flushEverySecond() {
 	defer p.bg.Done()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(p.flushEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
+		case <-p.syncKick:
 		}
-		p.wmu.Lock()
-		if p.file != nil {
-			p.flushLocked(p.policy != fsyncNo)
-		}
-		p.wmu.Unlock()
+		p.syncBehind()
 	}
 }
 
@@ -295,6 +302,8 @@ func (p *persistence) close() error {
 			p.mu.Unlock()
 			unlock()
 		}
+		p.syncMu.Lock()
+		defer p.syncMu.Unlock()
 		p.wmu.Lock()
 		if ferr := p.flushLocked(true); err == nil {
 			err = ferr

@@ -220,17 +220,28 @@ func (p *persistence) modifying(_ string, e *entry) {
 // final (close), every later append is refused: the snapshot is the last
 // state.
 func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
-	p.wmu.Lock() // most of the log goes to disk before the world stops
-	err := p.flushLocked(true)
-	p.wmu.Unlock()
-	if err != nil {
+	// Most of the log goes to disk before the world stops, with everysec
+	// while the writers go on (aof_sync.go).
+	if err := p.syncBehind(); err != nil {
 		return nil, 0, err
+	}
+	if p.policy == fsyncNo { // syncBehind only wrote
+		p.syncMu.Lock()
+		p.wmu.Lock()
+		err := p.flushLocked(true)
+		p.wmu.Unlock()
+		p.syncMu.Unlock()
+		if err != nil {
+			return nil, 0, err
+		}
 	}
 	start := time.Now()
 	unlock := p.ks.lockAll()
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	err = p.flushLocked(true)
+	err := p.flushLocked(true)
 	if err == nil {
 		err = p.openLog(p.gen + 1)
 	}
