@@ -135,7 +135,7 @@ func compare(o options, targets []*target, pipe int) error {
 			}
 		}
 	}
-	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | of which polling | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|\n", pipe)
+	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | redis-benchmark busy (its ceiling) | of which polling | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n", pipe)
 	for _, c := range o.cases {
 		ours := got[c.name+"/bloomery"]
 		for _, t := range targets {
@@ -159,14 +159,29 @@ func compare(o options, targets []*target, pipe int) error {
 			if strings.HasPrefix(t.name, "bloomery") {
 				polling = fmt.Sprintf("%.2f", bench.Median(field(s, func(x sample) float64 { return x.polling })))
 			}
-			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %s |\n", c.name, t.name, c.command(t),
+			client := bench.Median(field(s, func(x sample) float64 { return x.client }))
+			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %s | %s |\n", c.name, t.name, c.command(t),
 				bench.Median(field(s, func(x sample) float64 { return x.rps })),
 				bench.Median(field(s, func(x sample) float64 { return x.cpu })), backing,
-				bench.Median(field(s, func(x sample) float64 { return x.client })), polling, ratio,
+				client, clientBusy(s, client), polling, ratio,
 				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"))
 		}
 	}
 	return nil
+}
+
+// clientBusy is how much of one core redis-benchmark, one thread, was
+// busy in the rounds of s (the median of rate × its CPU per request),
+// and the rate it would reach busy all the time at its median CPU per
+// request (client, µs): at -P 1 that ceiling, measured in the same run,
+// bounds what any server can be measured at (docs/BENCHMARKS.md, "What
+// bounds -P 1: the client's core").
+func clientBusy(s []sample, client float64) string {
+	if client <= 0 {
+		return "–"
+	}
+	busy := bench.Median(field(s, func(x sample) float64 { return x.rps * x.client / 1e6 }))
+	return fmt.Sprintf("%.2f (%.0fk)", busy, 1e3/client)
 }
 
 // keyspace is redis-benchmark's -r, plus the run's number: it seeds its
