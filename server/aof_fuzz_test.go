@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
@@ -107,7 +108,12 @@ func storeState(m *memstore) string {
 		} else {
 			enc, _ = e.filter.MarshalBinary()
 		}
-		fmt.Fprintf(&b, "%s %d %x\n", k, e.expireAt, crc32c(enc))
+		// Not a CRC-32C: an encoding ends with the CRC-32C of what
+		// precedes it, and a CRC over a message and its own CRC is the
+		// same for every message (the residue), so it told filters of
+		// one size apart by nothing.
+		sum := sha256.Sum256(enc)
+		fmt.Fprintf(&b, "%s %d %x\n", k, e.expireAt, sum[:8])
 		unlock()
 	}
 	return b.String()

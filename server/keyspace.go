@@ -89,6 +89,7 @@ type shard struct {
 	epoch  uint32     // bumped when positions change (compact)
 	expiry expiryHeap // positions of keys with an expiry, soonest first (stale items are skipped)
 	ttl    int        // occupied slots whose entry has an expiry
+	frozen bool       // a snapshot's cut holds the positions: no compaction (keyspace_cut.go)
 }
 
 // newKeyspace makes an empty keyspace whose clock is now: time.Now to
@@ -307,6 +308,9 @@ func (ks *keyspace) rename(from, to string) bool {
 		return true
 	}
 	s, cell, pos := ks.locate(from) // again: deleting to may have compacted the shard
+	// The key leaves its position: a snapshot in progress takes its
+	// filter as it was first (snapshot.go).
+	ks.modify(from, s.slots.at(pos).e)
 	e := ks.unlink(s, cell, pos)
 	s.maybeCompact()
 	ks.set(to, e)

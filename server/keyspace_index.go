@@ -114,7 +114,7 @@ const minCompact = 64
 // occupied, so memory follows the number of keys down; the work is paid
 // for by the deletions since the array was last that full.
 func (s *shard) maybeCompact() {
-	if s.slots.len() >= minCompact && s.live*4 < s.slots.len() {
+	if !s.frozen && s.slots.len() >= minCompact && s.live*4 < s.slots.len() {
 		s.compact()
 	}
 }

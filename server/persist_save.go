@@ -75,7 +75,7 @@ func (p *persistence) snapshot(final bool) error {
 	var size int64
 	if err == nil {
 		size, err = p.writeSnapshot(c)
-		p.cut.Store(nil)
+		p.endCut()
 	}
 	if err != nil {
 		p.lastSaveOK.Store(false)
@@ -99,9 +99,16 @@ func (p *persistence) snapshot(final bool) error {
 	if err != nil {
 		p.log.Warn("removing obsolete files failed", "dir", p.dir, "err", err)
 	}
-	p.log.Info("snapshot written", "file", snapshotName(c.gen), "keys", len(c.keys), "bytes", size,
+	p.log.Info("snapshot written", "file", snapshotName(c.gen), "keys", c.keys, "bytes", size,
 		"pause", pause, "duration", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// endCut ends the snapshot in progress: the hook stops, and the shards
+// may compact again.
+func (p *persistence) endCut() {
+	p.cut.Store(nil)
+	p.ks.thaw()
 }
 
 func (p *persistence) isClosed() bool {

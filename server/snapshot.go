@@ -20,8 +20,12 @@ import (
 // stopping the world for long (see persist.go for when and why):
 //
 //  1. cut: with every key locked, the log is rotated (the old log flushed
-//     and fsynced, a new one opened: later changes go there) and the keys
-//     are listed with their entry and expiry; each is pending.
+//     and fsynced, a new one opened: later changes go there) and each
+//     shard's slot array is copied as it is (a memmove into arrays made
+//     and faulted in before the locks), with the expiries of a shard that
+//     has expiring keys; each key is pending. Positions are a key's for as
+//     long as it lives, and shards are not compacted until the snapshot
+//     is written, so a key still at its position holds the same entry.
 //  2. While pending, a view of an entry's filter (bloom.ScalableView) is
 //     taken by the keyspace's modifying hook, just before its first
 //     change after the cut. A view copies nothing when it is taken; the
@@ -37,10 +41,19 @@ import (
 // whole, twice its size at peak), and the file is written sparse
 // (snapshot_sparse.go): runs of zero bytes become holes.
 //
-// The hook and the writer meet on a mutex of the key's cut record, not
-// on the key's shard lock: a key renamed after the cut lives in another
-// shard, but its entry (and filter) is the same, and every change to a
-// filter calls the hook.
+// The hook and the writer meet on a mutex of the position's cut state,
+// not on the key's shard lock. The hook finds a key's position (its
+// index) and acts only if the entry there at the cut is the one about to
+// change; a key renamed after the cut leaves its position, so renaming
+// calls the hook first, and the entry's filter is then taken as it was.
+// A key made after the cut at a position freed since holds another
+// entry, and is not the snapshot's.
+//
+// The cut's pause: at 10⁶ small filters it was 106–127 ms (a list of
+// the keys and a map from entry to key built under the locks), and
+// 414 ms at 1.5·10⁶ under load, its allocations meeting the memory
+// limit's collections; now a copy of the slot arrays (docs/BENCHMARKS.md,
+// "The cut's pause").
 //
 // File (all integers little-endian):
 //
@@ -68,21 +81,48 @@ type snapCut struct {
 	gen     uint64 // the snapshot's generation: the log opened at the cut
 	created time.Time
 	dirty   int64 // changes counted before the cut
-	keys    []cutKey
-	pending map[*entry]*cutKey // read-only after the cut
+	now     int64 // Unix ms at the cut: keys expired then are not written
+	keys    int   // the keys written (set by writeSnapshot)
+	shards  [keyShards]cutShard
 }
 
-// cutKey is one key at the cut.
+// cutShard is one shard at the cut, by position.
+type cutShard struct {
+	slots  []slot     // the slot array at the cut (read-only after it)
+	expire []int64    // the expiries, when the shard had expiring keys (read-only)
+	state  []cutState // what became of each key since
+}
+
+// cutState is one position's key since the cut.
+type cutState struct {
+	mu    sync.Mutex
+	taken atomic.Bool // view is the filter as at the cut, or it was written
+	tag   byte        // tagKey, or tagCuckoo for a cuckoo filter: set when viewed
+	view  snapView    // made by keep
+}
+
+// cutKey is a key at the cut: where it was, its entry and its state.
 type cutKey struct {
 	name     string
+	e        *entry
 	expireAt int64
+	*cutState
+}
 
-	tag byte // tagKey, or tagCuckoo for a cuckoo filter: set when written or viewed
-
-	mu    sync.Mutex
-	taken atomic.Bool // view is the filter as at the cut
-	e     *entry      // until the writer takes its filter
-	view  snapView    // made by keep
+// at returns the key at position pos of shard i, and whether one was
+// there at the cut, unexpired.
+func (c *snapCut) at(i, pos int) (cutKey, bool) {
+	cs := &c.shards[i]
+	if pos < 0 || pos >= len(cs.slots) || cs.slots[pos].e == nil {
+		return cutKey{}, false
+	}
+	k := cutKey{name: cs.slots[pos].key, e: cs.slots[pos].e, cutState: &cs.state[pos]}
+	if cs.expire != nil {
+		if k.expireAt = cs.expire[pos]; k.expireAt != 0 && k.expireAt <= c.now {
+			return cutKey{}, false
+		}
+	}
+	return k, true
 }
 
 // snapView is a filter as it was at the cut: a copy-on-write view of a
@@ -98,7 +138,7 @@ type snapView interface {
 // the hook first, which waits for k.mu here, and once the key is taken
 // it no longer comes here. Both kinds of view are copy-on-write: they
 // copy nothing yet.
-func (k *cutKey) keep() {
+func (k cutKey) keep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.taken.Load() {
@@ -141,12 +181,12 @@ func encodeCuckoo(f *cuckoo.Filter) []byte {
 
 // take returns the filter as it was at the cut and forgets it; the
 // caller closes the view.
-func (k *cutKey) take() snapView {
+func (k cutKey) take() snapView {
 	k.keep()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	v := k.view
-	k.view, k.e = nil, nil
+	k.view = nil
 	return v
 }
 
@@ -162,7 +202,7 @@ const smallSnapFilter = 16 << 10
 // reports whether it did. It holds k.mu meanwhile, so a change that comes
 // now waits in the hook (keep) until the record is written, then finds
 // it taken.
-func (k *cutKey) writeSmall(sw *snapWriter) bool {
+func (k cutKey) writeSmall(sw *snapWriter) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.taken.Load() {
@@ -182,36 +222,37 @@ func (k *cutKey) writeSmall(sw *snapWriter) bool {
 		k.tag = tagKey
 		sw.smallRecord(k.name, k.expireAt, f)
 	}
-	k.e = nil
 	k.taken.Store(true)
 	return true
 }
 
-// drop gives up the keys from the i-th on, which a failed snapshot did
-// not write: it closes their views, if any, and marks them taken, so that
-// no later change opens one (a view left open would go on copying pages).
-func (c *snapCut) drop(i int) {
-	for j := i; j < len(c.keys); j++ {
-		k := &c.keys[j]
-		k.mu.Lock()
-		if k.view != nil {
-			k.view.Close()
-			k.view = nil
+// drop gives up the keys the snapshot did not write (it failed): it
+// closes their views, if any, and marks them taken, so that no later
+// change opens one (a view left open would go on copying pages).
+func (c *snapCut) drop() {
+	for i := range c.shards {
+		for pos := range c.shards[i].state {
+			st := &c.shards[i].state[pos]
+			st.mu.Lock()
+			if st.view != nil {
+				st.view.Close()
+				st.view = nil
+			}
+			st.taken.Store(true)
+			st.mu.Unlock()
 		}
-		k.e = nil
-		k.taken.Store(true)
-		k.mu.Unlock()
 	}
 }
 
 // modifying is the keyspace's hook, called under a key's shard lock
 // before its filter changes in place.
-func (p *persistence) modifying(_ string, e *entry) {
+func (p *persistence) modifying(key string, e *entry) {
 	c := p.cut.Load()
 	if c == nil {
 		return
 	}
-	if k := c.pending[e]; k != nil && !k.taken.Load() {
+	_, _, pos := p.ks.locate(key)
+	if k, ok := c.at(p.ks.shardOf(key), pos); ok && k.e == e && !k.taken.Load() {
 		k.keep()
 	}
 }
@@ -235,6 +276,8 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 			return nil, 0, err
 		}
 	}
+	c := &snapCut{}
+	p.ks.prepareCut(c)
 	start := time.Now()
 	unlock := p.ks.lockAll()
 	p.syncMu.Lock()
@@ -250,8 +293,8 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 		return nil, 0, err
 	}
 	p.dirDirty = true
-	c := &snapCut{gen: p.gen, created: time.Now()}
-	p.collect(c)
+	c.gen, c.created = p.gen, time.Now()
+	p.ks.cut(c)
 	p.mu.Lock()
 	c.dirty = p.dirty
 	p.closed = p.closed || final
@@ -263,40 +306,15 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 	return c, pause, nil
 }
 
-// collect lists the unexpired keys; the caller holds every shard lock.
-// It reads no entry of a shard without keys with an expiry: the cut
-// pause is a pass over the slot arrays and the map of pending entries.
-func (p *persistence) collect(c *snapCut) {
-	ks := p.ks
-	c.keys = make([]cutKey, ks.countLocked())
-	now := ks.now().UnixMilli()
-	n := 0
-	for i := range ks.shards {
-		s := &ks.shards[i]
-		for _, sl := range s.slots.all {
-			if e := sl.e; e != nil && (s.ttl == 0 || e.expireAt == 0 || e.expireAt > now) {
-				k := &c.keys[n]
-				k.name, k.e = sl.key, e
-				if s.ttl != 0 {
-					k.expireAt = e.expireAt
-				}
-				n++
-			}
-		}
-	}
-	c.keys = c.keys[:n]
-	c.pending = make(map[*entry]*cutKey, n)
-	for i := range c.keys {
-		c.pending[c.keys[i].e] = &c.keys[i]
-	}
-}
-
 // writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb through
 // internal/atomicfile (a temporary file beside it, fsync, rename, fsync of
 // the directory). It returns the file's size.
-func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
-	done := 0
-	defer func() { c.drop(done) }()
+func (p *persistence) writeSnapshot(c *snapCut) (_ int64, err error) {
+	defer func() {
+		if err != nil {
+			c.drop() // the keys not written
+		}
+	}()
 	name := filepath.Join(p.dir, snapshotName(c.gen))
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
@@ -305,22 +323,25 @@ func (p *persistence) writeSnapshot(c *snapCut) (int64, error) {
 	defer f.Abort()
 	sw := &snapWriter{w: newSparseWriter(f)}
 	sw.header(c.gen, c.created)
-	for ; done < len(c.keys); done++ {
-		if sw.err != nil {
-			break
-		}
-		k := &c.keys[done]
-		if len(k.name) > math.MaxUint32 {
-			sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
-			break
-		}
-		if !k.writeSmall(sw) {
-			v := k.take()
-			sw.record(k.tag, k.name, k.expireAt, v)
-			v.Close()
+	for i := range c.shards {
+		for pos := range c.shards[i].slots {
+			k, ok := c.at(i, pos)
+			if !ok || sw.err != nil {
+				continue
+			}
+			if len(k.name) > math.MaxUint32 {
+				sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
+				continue
+			}
+			if !k.writeSmall(sw) {
+				v := k.take()
+				sw.record(k.tag, k.name, k.expireAt, v)
+				v.Close()
+			}
+			c.keys++
 		}
 	}
-	sw.trailer(uint64(len(c.keys)))
+	sw.trailer(uint64(c.keys))
 	err = sw.err
 	if err == nil {
 		err = sw.w.Flush()

@@ -15,7 +15,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	for _, tc := range []struct {
 		keys     int
 		capacity uint64
-	}{{100_000, 100}, {1, 10_000_000}} {
+	}{{100_000, 100}, {1_000_000, 100}, {1, 10_000_000}} {
 		b.Run(fmt.Sprintf("keys=%d,capacity=%d", tc.keys, tc.capacity), func(b *testing.B) {
 			m, p := openTestPersistence(b, b.TempDir(), "everysec")
 			defer p.close()
@@ -36,7 +36,7 @@ func BenchmarkSnapshot(b *testing.B) {
 				if size, err = p.writeSnapshot(c); err != nil {
 					b.Fatal(err)
 				}
-				p.cut.Store(nil)
+				p.endCut()
 				pause += pa
 			}
 			b.SetBytes(size)

@@ -126,25 +126,90 @@ func TestSnapshotIsTheCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := p.writeSnapshot(c); err != nil {
-		t.Fatal(err)
-	}
-	p.cut.Store(nil)
-	if got := storeState(bareStore(t, dir, c.gen)); got != atCut {
-		t.Fatalf("snapshot:\n%s\nstate at the cut:\n%s", got, atCut)
-	}
-	if err := p.waitDurable(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := storeState(bareStore(t, dir, c.gen, c.gen)), storeState(m); got != want {
-		t.Fatalf("snapshot + log:\n%s\nstate now:\n%s", got, want)
-	}
+	writeAndCheckCut(t, dir, m, p, c, atCut)
 	m.Flush(ctx)
 	if err := p.save(); err != nil {
 		t.Fatal(err)
 	}
 	if got := storeState(bareStore(t, dir, c.gen+1)); got != "" {
 		t.Fatalf("snapshot after FLUSHALL holds %s", got)
+	}
+}
+
+// writeAndCheckCut writes the snapshot of cut c and checks that it
+// holds the state at the cut, and that it and the log after it hold the
+// state now.
+func writeAndCheckCut(t *testing.T, dir string, m *memstore, p *persistence, c *snapCut, atCut string) {
+	t.Helper()
+	if _, err := p.writeSnapshot(c); err != nil {
+		t.Fatal(err)
+	}
+	p.endCut()
+	if got := storeState(bareStore(t, dir, c.gen)); got != atCut {
+		t.Fatalf("snapshot:\n%.2000s\nstate at the cut:\n%.2000s", got, atCut)
+	}
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := storeState(bareStore(t, dir, c.gen, c.gen)), storeState(m); got != want {
+		t.Fatalf("snapshot + log:\n%.2000s\nstate now:\n%.2000s", got, want)
+	}
+}
+
+// The cut holds every key's position until the snapshot is written:
+// deletions that would compact a shard (renumbering its positions) wait,
+// so the hook still finds the keys that stayed, and keys made at freed
+// positions, or renamed away, are told apart from the keys at the cut.
+func TestSnapshotCutHoldsPositions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, p := openTestPersistence(t, dir, "everysec")
+	defer p.close()
+	const n = 200 * keyShards
+	keys := nItems("k", n)
+	for _, k := range keys {
+		mustAdd(t, m, k, k)
+	}
+	atCut := storeState(m)
+	lens := func() (l [keyShards]int) {
+		for i := range m.ks.shards {
+			s := &m.ks.shards[i]
+			s.Lock()
+			l[i] = s.slots.len()
+			s.Unlock()
+		}
+		return l
+	}
+	before := lens()
+	c, _, err := p.takeCut(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for i, k := range keys {
+		if i%8 == 0 {
+			kept = append(kept, k)
+		} else {
+			m.Delete(ctx, []string{k})
+		}
+	}
+	if lens() != before {
+		t.Fatal("a shard was compacted during the snapshot")
+	}
+	for i, k := range kept {
+		mustAdd(t, m, k, "after the cut")
+		if i%5 == 0 {
+			if err := m.Rename(ctx, k, k+"-moved"); err != nil {
+				t.Fatal(err)
+			}
+			mustAdd(t, m, k+"-moved", "after the rename")
+		}
+	}
+	mustAdd(t, m, "new", nItems("new", 10)...) // at a freed position
+	writeAndCheckCut(t, dir, m, p, c, atCut)
+	m.Delete(ctx, []string{"new"}) // the shards compact again
+	if lens() == before {
+		t.Fatal("no shard compacted after the snapshot")
 	}
 }
 
@@ -168,9 +233,9 @@ func TestSnapshotDropClosesViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAddCuckoo(t, m, "changed", "x") // the hook opens a view
-	c.drop(0)
+	c.drop()
 	mustAddCuckoo(t, m, "later", "y") // after the drop: no view
-	p.cut.Store(nil)
+	p.endCut()
 	for _, k := range []string{"changed", "later"} {
 		mustAddCuckoo(t, m, k, "z") // lets go of a closed view
 		f := m.ks.get(k).cuckoo()
@@ -234,7 +299,7 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 		if _, err := p.writeSnapshot(c); err != nil {
 			t.Fatal(err)
 		}
-		p.cut.Store(nil)
+		p.endCut()
 		last = c
 	}
 	close(stop)
@@ -267,7 +332,7 @@ func TestSnapshotCrashPoints(t *testing.T) {
 	if _, err := p.writeSnapshot(c); err != nil {
 		t.Fatal(err)
 	}
-	p.cut.Store(nil)
+	p.endCut()
 	afterRename := copyDataDir(t, dir)
 	want := storeState(m)
 	for crash, files := range map[string]string{
