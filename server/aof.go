@@ -303,8 +303,8 @@ func (p *persistence) writeLocked(sync bool) error {
 		}
 		p.fileWritten += int64(n)
 		p.written.Store(end)
-		if !sync && p.keepUnsynced(data) && len(p.unsynced) >= maxUnsynced {
-			// Bound the copy: past maxUnsynced, fsync now rather than
+		if !sync && p.keepUnsynced(data) && len(p.unsynced) >= kickUnsynced {
+			// Bound the copy: past kickUnsynced, fsync now rather than
 			// hold up to a second of heavy writes in memory; the
 			// flusher does, without wmu (aof_sync.go).
 			p.kickSync()
@@ -331,9 +331,13 @@ func (p *persistence) writeLocked(sync bool) error {
 	return nil
 }
 
-// maxUnsynced bounds the bytes everysec keeps between fsyncs: writing
-// more asks the flusher for an fsync at once (aof_sync.go).
-const maxUnsynced = 4 << 20
+// maxUnsynced bounds the bytes everysec keeps between fsyncs: writers
+// that reach it wait for an fsync; at kickUnsynced the flusher is asked
+// for one at once (aof_sync.go).
+const (
+	maxUnsynced  = 4 << 20
+	kickUnsynced = maxUnsynced / 2
+)
 
 // keepUnsynced keeps bytes written without fsync (everysec), to write
 // them again if the fsync fails, and reports whether it did.

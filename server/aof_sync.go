@@ -7,7 +7,7 @@ import "fmt"
 //
 // With everysec a reply waits only for its records to reach the OS, and
 // the fsync comes later: once a second, and as soon as the bytes written
-// since the last fsync pass maxUnsynced. Such an fsync runs without wmu
+// since the last fsync pass kickUnsynced. Such an fsync runs without wmu
 // (syncBehind), so the event loops go on writing the records of the next
 // turns while it waits for the disk, as Redis's main thread goes on while
 // its background thread fsyncs. An fsync under wmu held every waiter of
@@ -24,16 +24,13 @@ import "fmt"
 // a failed fsync may have lost. A failed one truncates the log to the
 // last good fsync and queues all of that copy again (syncFailed), under
 // wmu, as a failed fsync under wmu did. When the writers run ahead of
-// the fsyncs by 2 × maxUnsynced, the leader of the next group commit
+// the fsyncs by maxUnsynced, the leader of the next group commit
 // waits for the fsync and makes one itself (waitDurable): memory for the
 // copy stays bounded, and writes slow to the disk's pace, as Redis
 // delays its writes while a background fsync lags.
 
-// lagUnsynced is the copy's size at which writers wait for an fsync.
-const lagUnsynced = 2 * maxUnsynced
-
 // kickSync asks the flusher for an fsync now (the bytes written since
-// the last one passed maxUnsynced).
+// the last one passed kickUnsynced).
 func (p *persistence) kickSync() {
 	select {
 	case p.syncKick <- struct{}{}:
@@ -44,7 +41,7 @@ func (p *persistence) kickSync() {
 // lagging reports whether the writers are so far ahead of the fsyncs
 // that the next must not wait for the flusher. The caller holds wmu.
 func (p *persistence) lagging() bool {
-	return p.policy == fsyncEverySec && len(p.unsynced) >= lagUnsynced
+	return p.policy == fsyncEverySec && len(p.unsynced) >= maxUnsynced
 }
 
 // syncBehind writes what is buffered and fsyncs the log, holding wmu
@@ -99,13 +96,13 @@ func (p *persistence) syncedTo(upto, logical int64) {
 		p.unsynced = p.unsynced[:n]
 		p.fileSynced = upto
 	}
-	if len(p.unsynced) < maxUnsynced {
+	if len(p.unsynced) < kickUnsynced {
 		select { // a kick the writes sent meanwhile: this fsync answered it
 		case <-p.syncKick:
 		default:
 		}
 	}
-	if cap(p.unsynced) > 2*lagUnsynced {
+	if cap(p.unsynced) > 2*maxUnsynced {
 		p.unsynced = append([]byte(nil), p.unsynced...) // a burst's copy is not kept for ever
 	}
 	if p.fileSynced == p.fileWritten {

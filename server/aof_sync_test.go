@@ -189,14 +189,14 @@ func TestSyncBehindFailureRewrites(t *testing.T) {
 	checkDelKeys(t, filepath.Join(dir, logName(1)), 16)
 }
 
-// Writing past maxUnsynced asks the flusher for an fsync at once, not at
+// Writing past kickUnsynced asks the flusher for an fsync at once, not at
 // its next second.
 func TestSyncKickedEarly(t *testing.T) {
 	dir := t.TempDir()
 	_, p := openQuietPersistence(t, dir)
 	defer p.close()
 	big := make([]byte, 64<<10)
-	for i := 0; i*len(big) <= maxUnsynced; i++ {
+	for i := 0; i*len(big) <= kickUnsynced; i++ {
 		p.append([]byte("DEL"), big, []byte(fmt.Sprint(i)))
 		if err := p.waitDurable(); err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestSyncKickedEarly(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for p.fsyncs.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("no fsync after writing past maxUnsynced")
+			t.Fatal("no fsync after writing past kickUnsynced")
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -386,8 +386,8 @@ func TestPersistWriteFailureNoReply(t *testing.T) {
 	}
 }
 
-// With everysec, writing past maxUnsynced asks the flusher for an fsync,
-// and writers that run lagUnsynced ahead of the fsyncs make one
+// With everysec, writing past kickUnsynced asks the flusher for an fsync,
+// and writers that run maxUnsynced ahead of the fsyncs make one
 // themselves (aof_sync.go); when that fsync fails, the bytes since the
 // last good fsync are written again, once.
 func TestPersistEarlyFsyncFailure(t *testing.T) {
@@ -398,7 +398,7 @@ func TestPersistEarlyFsyncFailure(t *testing.T) {
 	big := make([]byte, 64<<10)
 	n, failed := 0, false
 	for !failed {
-		if n > lagUnsynced/len(big) {
+		if n > maxUnsynced/len(big) {
 			t.Fatal("no early fsync")
 		}
 		ff.failSync.Store(true)

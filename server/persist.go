@@ -268,7 +268,7 @@ func (p *persistence) load(l loader) error {
 
 // flushEverySecond writes the buffer once a second and, with everysec
 // and always, fsyncs the log; with everysec also when the writes since
-// the last fsync pass maxUnsynced (syncBehind, aof_sync.go). A failure
+// the last fsync pass kickUnsynced (syncBehind, aof_sync.go). A failure
 // is recorded for the waits, which fail until a later flush succeeds.
 func (p *persistence) flushEverySecond() {
 	defer p.bg.Done()
