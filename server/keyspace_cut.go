@@ -70,12 +70,15 @@ func (ks *keyspace) cut(c *snapCut) {
 	}
 }
 
-// thaw lets the shards compact again, once a snapshot is written.
+// thaw lets the shards compact again, once a snapshot is written, and
+// compacts those that deletions during it left mostly empty (a shard
+// whose keys were all deleted might see no other deletion to do it).
 func (ks *keyspace) thaw() {
 	for i := range ks.shards {
 		s := &ks.shards[i]
 		s.Lock()
 		s.frozen = false
+		s.maybeCompact()
 		s.Unlock()
 	}
 }

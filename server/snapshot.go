@@ -101,11 +101,16 @@ type cutState struct {
 	view  snapView    // made by keep
 }
 
-// cutKey is a key at the cut: where it was, its entry and its state.
+// cutKey is a key at the cut: its name, entry and expiry then, and its
+// state since. Once the writer has taken the key, it clears the key's
+// slot in the cut (under the state's mutex, under which the hook reads
+// it), so that a key deleted meanwhile is not held in memory until the
+// snapshot ends.
 type cutKey struct {
 	name     string
 	e        *entry
 	expireAt int64
+	sl       *slot // in the cut's copy
 	*cutState
 }
 
@@ -116,7 +121,8 @@ func (c *snapCut) at(i, pos int) (cutKey, bool) {
 	if pos < 0 || pos >= len(cs.slots) || cs.slots[pos].e == nil {
 		return cutKey{}, false
 	}
-	k := cutKey{name: cs.slots[pos].key, e: cs.slots[pos].e, cutState: &cs.state[pos]}
+	sl := &cs.slots[pos]
+	k := cutKey{name: sl.key, e: sl.e, sl: sl, cutState: &cs.state[pos]}
 	if cs.expire != nil {
 		if k.expireAt = cs.expire[pos]; k.expireAt != 0 && k.expireAt <= c.now {
 			return cutKey{}, false
@@ -141,6 +147,11 @@ type snapView interface {
 func (k cutKey) keep() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.keepLocked()
+}
+
+// keepLocked is keep with k.mu held.
+func (k cutKey) keepLocked() {
 	if !k.taken.Load() {
 		if f := k.e.cuckoo(); f != nil {
 			k.view, k.tag = cuckooView(f), tagCuckoo
@@ -182,11 +193,12 @@ func encodeCuckoo(f *cuckoo.Filter) []byte {
 // take returns the filter as it was at the cut and forgets it; the
 // caller closes the view.
 func (k cutKey) take() snapView {
-	k.keep()
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.keepLocked()
 	v := k.view
 	k.view = nil
+	k.sl.e, k.sl.key = nil, "" // only the writer clears a slot: it reads them without the mutex
 	return v
 }
 
@@ -223,6 +235,7 @@ func (k cutKey) writeSmall(sw *snapWriter) bool {
 		sw.smallRecord(k.name, k.expireAt, f)
 	}
 	k.taken.Store(true)
+	k.sl.e, k.sl.key = nil, ""
 	return true
 }
 
@@ -252,8 +265,22 @@ func (p *persistence) modifying(key string, e *entry) {
 		return
 	}
 	_, _, pos := p.ks.locate(key)
-	if k, ok := c.at(p.ks.shardOf(key), pos); ok && k.e == e && !k.taken.Load() {
-		k.keep()
+	c.keepAt(p.ks.shardOf(key), pos, e)
+}
+
+// keepAt keeps the filter of e, at position pos of shard i now, if e is
+// the entry there at the cut and not yet taken. The slot is read under
+// the state's mutex: the writer clears it there once it takes the key.
+func (c *snapCut) keepAt(i, pos int, e *entry) {
+	cs := &c.shards[i]
+	if pos < 0 || pos >= len(cs.slots) || cs.state[pos].taken.Load() {
+		return
+	}
+	st := &cs.state[pos]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if k, ok := c.at(i, pos); ok && k.e == e {
+		k.keepLocked()
 	}
 }
 
