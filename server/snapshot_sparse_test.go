@@ -83,3 +83,34 @@ func TestSparseWriter(t *testing.T) {
 		})
 	}
 }
+
+// countSyncs is a file that counts its fsyncs.
+type countSyncs struct {
+	*os.File
+	syncs int
+}
+
+func (c *countSyncs) Sync() error { c.syncs++; return c.File.Sync() }
+
+// A file that can be fsynced is fsynced every syncEvery bytes of data
+// written, and holes count for nothing.
+func TestSparseWriterSyncsAsItGoes(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := &countSyncs{File: f}
+	w := newSparseWriter(c)
+	data := bytes.Repeat([]byte{1}, holeBlock)
+	for range 2*syncEvery/holeBlock + 1 {
+		w.Write(data)
+		w.Write(make([]byte, holeBlock)) // a hole
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if c.syncs != 2 {
+		t.Fatalf("%d fsyncs for %d bytes of data", c.syncs, (2*syncEvery/holeBlock+1)*holeBlock)
+	}
+}

@@ -59,6 +59,11 @@ func Create(path string, perm fs.FileMode) (*File, error) {
 // Write writes to the temporary file.
 func (a *File) Write(p []byte) (int, error) { return a.f.Write(p) }
 
+// Sync fsyncs what is written so far, as Commit will (a writer of a large
+// file fsyncs as it goes, so that the disk takes it in pieces rather than
+// all at the end).
+func (a *File) Sync() error { return fsync(a.f) }
+
 // Name is the temporary file's path.
 func (a *File) Name() string { return a.f.Name() }
 

@@ -196,3 +196,27 @@ func TestSeekTruncateIsTemp(t *testing.T) {
 		t.Fatalf("file %q (%v), want %q", got, err, want)
 	}
 }
+
+// TestSyncAsItGoes: Sync fsyncs the temporary file, not the target, and
+// its failure is returned.
+func TestSyncAsItGoes(t *testing.T) {
+	boom := errors.New("boom")
+	fail := map[string]error{}
+	ops := record(t, fail)
+	dir := t.TempDir()
+	f, err := Create(filepath.Join(dir, "out"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fsync " + f.Name()}; !slices.Equal(*ops, want) {
+		t.Fatalf("operations %q, want %q", *ops, want)
+	}
+	fail["fsync"] = boom
+	if err := f.Sync(); !errors.Is(err, boom) {
+		t.Fatalf("a failed fsync: %v", err)
+	}
+}
