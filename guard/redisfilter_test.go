@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,33 +132,40 @@ func TestRedisFilterSwapStateUnderRenewal(t *testing.T) {
 	if err := c.Set(ctx, r.state, "building t", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	stop, renewed := make(chan struct{}), make(chan int)
+	stop, done := make(chan struct{}), make(chan struct{})
+	var renewals atomic.Int64
 	go func() {
-		n := 0
+		defer close(done)
 		for {
 			select {
 			case <-stop:
-				renewed <- n
 				return
 			default:
 			}
 			if c.PExpire(ctx, r.state, time.Minute).Err() == nil {
-				n++
+				renewals.Add(1)
 			}
 		}
 	}()
+	// At least 300 swaps, and on until 5 renewals came during them (a
+	// loaded machine under -race can run 300 before the renewer's first
+	// round trip), an even number, so that the state ends "building t".
 	states := []string{"building t", "sealing t"}
-	for i := range 300 {
+	from, deadline := renewals.Load(), time.Now().Add(20*time.Second)
+	for i := 0; i < 300 || renewals.Load()-from < 5 || i%2 == 1; i++ {
+		if time.Now().After(deadline) {
+			close(stop)
+			<-done
+			t.Fatalf("the lease was renewed %d times during %d swaps", renewals.Load()-from, i)
+		}
 		if err := r.swapState(ctx, states[i%2], states[(i+1)%2], false); err != nil {
 			close(stop)
-			<-renewed
+			<-done
 			t.Fatalf("swap %d under renewal: %v", i, err)
 		}
 	}
 	close(stop)
-	if n := <-renewed; n == 0 {
-		t.Fatal("the lease was never renewed during the swaps")
-	}
+	<-done
 	if err := r.swapState(ctx, "sealing t", "building t", false); err == nil || !strings.Contains(err.Error(), "was lost") {
 		t.Fatalf("a swap from a state that is not current = %v", err)
 	}
