@@ -342,16 +342,6 @@ func (ks *keyspace) lockAll() func() {
 	}
 }
 
-// countLocked is the number of keys, expired ones included; the caller
-// holds every shard (lockAll).
-func (ks *keyspace) countLocked() int {
-	n := 0
-	for i := range ks.shards {
-		n += ks.shards[i].live
-	}
-	return n
-}
-
 // eachLocked calls fn for every key, expired ones included; the caller
 // holds every shard (lockAll).
 func (ks *keyspace) eachLocked(fn func(key string, e *entry)) {

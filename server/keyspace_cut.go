@@ -14,8 +14,8 @@ const cutSlack = slotChunk
 // prepareCut makes c's arrays for the shards as they are now, with room
 // to grow, and touches every page of the slot copies so that the copy
 // under the locks does not fault them in (the states' zero pages are
-// first touched after the locks, by the hook and the writer). It takes each shard's lock in
-// turn, briefly.
+// first touched after the locks, by the hook and the writer). It takes
+// each shard's lock in turn, briefly.
 func (ks *keyspace) prepareCut(c *snapCut) {
 	for i := range ks.shards {
 		s := &ks.shards[i]
@@ -68,6 +68,16 @@ func (ks *keyspace) cut(c *snapCut) {
 			cs.expire = nil
 		}
 	}
+}
+
+// position returns the index of key's shard and its position there (-1
+// when missing), hashing it once; the caller holds the shard's lock.
+func (ks *keyspace) position(key string) (shard, pos int) {
+	h := ks.hash(key)
+	shard = int(h >> (64 - shardBits))
+	s := &ks.shards[shard]
+	_, pos = s.index.find(key, h, &s.slots)
+	return shard, pos
 }
 
 // thaw lets the shards compact again, once a snapshot is written, and

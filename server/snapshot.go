@@ -264,8 +264,8 @@ func (p *persistence) modifying(key string, e *entry) {
 	if c == nil {
 		return
 	}
-	_, _, pos := p.ks.locate(key)
-	c.keepAt(p.ks.shardOf(key), pos, e)
+	shard, pos := p.ks.position(key)
+	c.keepAt(shard, pos, e)
 }
 
 // keepAt keeps the filter of e, at position pos of shard i now, if e is
@@ -289,11 +289,13 @@ func (c *snapCut) keepAt(i, pos int, e *entry) {
 // state.
 func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 	// Most of the log goes to disk before the world stops, with everysec
-	// while the writers go on (aof_sync.go).
-	if err := p.syncBehind(); err != nil {
-		return nil, 0, err
-	}
-	if p.policy == fsyncNo { // syncBehind only wrote
+	// while the writers go on (aof_sync.go). With no, syncBehind would
+	// only write: the fsync is made here.
+	if p.policy != fsyncNo {
+		if err := p.syncBehind(); err != nil {
+			return nil, 0, err
+		}
+	} else {
 		p.syncMu.Lock()
 		p.wmu.Lock()
 		err := p.flushLocked(true)
@@ -350,15 +352,19 @@ func (p *persistence) writeSnapshot(c *snapCut) (_ int64, err error) {
 	defer f.Abort()
 	sw := &snapWriter{w: newSparseWriter(f)}
 	sw.header(c.gen, c.created)
+write:
 	for i := range c.shards {
 		for pos := range c.shards[i].slots {
+			if sw.err != nil {
+				break write // drop (above) gives up the rest
+			}
 			k, ok := c.at(i, pos)
-			if !ok || sw.err != nil {
+			if !ok {
 				continue
 			}
 			if len(k.name) > math.MaxUint32 {
 				sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
-				continue
+				break write
 			}
 			if !k.writeSmall(sw) {
 				v := k.take()
