@@ -18,7 +18,8 @@ import (
 // (Add, WritePayloadAt) first copies the ViewPage-byte pages of the bit
 // arrays it is about to change into the view, unless the view has
 // already written them out, so a view costs at most the pages changed
-// while it is open, not a copy of the filter. Sub-filters the filter
+// while it is open, not a copy of the filter; those pages are outside
+// Go's heap and go back to the system at Close. Sub-filters the filter
 // grows later are not part of it.
 //
 // WriteTo encodes the view as the filter's WriteTo would have at the

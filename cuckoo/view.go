@@ -15,7 +15,8 @@ import (
 // first copies the ViewPage-byte pages of bucket memory it is about to
 // write into the view, unless the view has written them out already, so
 // a view costs at most the pages changed while it is open, not a copy of
-// the filter. Sub-filters added by growth later are not part of it.
+// the filter; those pages are outside Go's heap and go back to the system
+// at Close. Sub-filters added by growth later are not part of it.
 //
 // WriteTo encodes the view as the filter's WriteTo would have at the
 // instant (kind 4, docs/FORMAT.md), once; Close releases it. A view that is

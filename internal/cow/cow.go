@@ -5,7 +5,9 @@
 // PageSize-byte page the change touches, unless the view has written that
 // page out already or kept it; the view's writer reads the live array a
 // chunk at a time and puts the kept pages over what changed. So a view
-// costs at most the pages changed before it writes them out.
+// costs at most the pages changed before it writes them out, and that
+// memory is outside Go's heap, given back to the system by Release
+// (memory.go).
 //
 // Concurrency: a Pages is not safe for concurrent use. Its view guards it
 // with the same lock that keeps the filter's changes and the writer's
@@ -30,6 +32,7 @@ type pageKey struct {
 type Pages struct {
 	kept map[pageKey][]byte
 	done []uint64 // pages [0, done[i]) of array i are written out
+	mem  *memory  // where kept pages come from (memory.go); nil until one is
 }
 
 // New returns the bookkeeping of a view of n arrays, nothing kept or
@@ -52,8 +55,11 @@ func (p *Pages) Keep(i int, off, n, size uint64, read func(dst []byte, start uin
 		if p.kept == nil {
 			p.kept = make(map[pageKey][]byte)
 		}
+		if p.mem == nil {
+			p.mem = newMemory()
+		}
 		start := page * PageSize
-		b := make([]byte, min(PageSize, size-start))
+		b := p.mem.page(min(PageSize, size-start))
 		read(b, start)
 		p.kept[k] = b
 	}
@@ -70,6 +76,7 @@ func (p *Pages) Overlay(i int, off uint64, buf []byte) {
 		if b, ok := p.kept[k]; ok {
 			copy(buf[at:], b)
 			delete(p.kept, k)
+			p.mem.put(b)
 		}
 	}
 	p.done[i] = (off + n + PageSize - 1) / PageSize
@@ -78,5 +85,12 @@ func (p *Pages) Overlay(i int, off uint64, buf []byte) {
 // Kept is the number of pages kept.
 func (p *Pages) Kept() int { return len(p.kept) }
 
-// Release forgets every kept page: the view is closed.
-func (p *Pages) Release() { p.kept = nil }
+// Release forgets every kept page and gives their memory back to the
+// system at once: the view is closed.
+func (p *Pages) Release() {
+	p.kept = nil
+	if p.mem != nil {
+		p.mem.release()
+		p.mem = nil
+	}
+}

@@ -55,3 +55,47 @@ func TestPages(t *testing.T) {
 	}
 	p.Release()
 }
+
+// TestPagesReuseMemory checks that pages written out are reused for the
+// next pages kept, so a view maps no more than it ever kept at once, and
+// that Release lets go of every mapping.
+func TestPagesReuseMemory(t *testing.T) {
+	const pages = mappingSize/PageSize + 10 // two mappings' worth
+	const size = 4 * pages * PageSize
+	live := make([]byte, size)
+	read := func(dst []byte, start uint64) { copy(dst, live[start:]) }
+	p := New(1)
+	for pg := uint64(0); pg < pages; pg++ {
+		p.Keep(0, pg*PageSize, 1, size, read)
+	}
+	if got := len(p.mem.maps.list); got != 2 {
+		t.Fatalf("%d mappings for %d pages kept, want 2", got, pages)
+	}
+	buf := make([]byte, pages*PageSize)
+	p.Overlay(0, 0, buf) // every kept page written out
+	if p.Kept() != 0 {
+		t.Fatalf("%d pages kept after all were written out", p.Kept())
+	}
+	for pg := uint64(pages); pg < 2*pages; pg++ {
+		live[pg*PageSize] = byte(pg)
+		p.Keep(0, pg*PageSize, 1, size, read)
+	}
+	if got := len(p.mem.maps.list); got != 2 {
+		t.Fatalf("%d mappings after keeping %d more pages in place of those written out, want 2", got, pages)
+	}
+	buf = make([]byte, pages*PageSize)
+	for pg := uint64(pages); pg < 2*pages; pg++ {
+		live[pg*PageSize] ^= 0xff // changed after it was kept
+	}
+	p.Overlay(0, pages*PageSize, buf)
+	for pg := uint64(0); pg < pages; pg++ {
+		if got, want := buf[pg*PageSize], byte(pages+pg); got != want {
+			t.Fatalf("page %d reads %#x through the overlay, want the kept %#x", pages+pg, got, want)
+		}
+	}
+	maps := p.mem.maps
+	p.Release()
+	if p.mem != nil || maps.list != nil {
+		t.Fatal("Release kept its mappings")
+	}
+}
