@@ -111,10 +111,11 @@ func compareAll(o options, tmp string) error {
 // sample is one redis-benchmark run.
 type sample struct {
 	rps     float64
-	cpu     float64 // the server's CPU seconds per million requests (0: unknown)
-	backing float64 // the same of its backing redis-server (-backend redis)
-	client  float64 // the same of redis-benchmark, the load generator sharing the machine
-	polling float64 // of cpu, the time bloomery's event loops spent busy polling (INFO busy_poll_us)
+	cpu     float64  // the server's CPU seconds per million requests (0: unknown)
+	backing float64  // the same of its backing redis-server (-backend redis)
+	client  float64  // the same of redis-benchmark, the load generator sharing the machine
+	polling float64  // of cpu, the time bloomery's event loops spent busy polling (INFO busy_poll_us)
+	savers  []string // the servers that did background persistence during the run (saves.go)
 }
 
 func compare(o options, targets []*target, pipe int) error {
@@ -127,15 +128,17 @@ func compare(o options, targets []*target, pipe int) error {
 				if cmd == "" {
 					continue
 				}
+				before := persistStates(targets)
 				s, err := runBenchmark(t, cmd, o.requests, o.clients, pipe)
 				if err != nil {
 					return err
 				}
+				s.savers = savers(targets, before, persistStates(targets))
 				got[c.name+"/"+t.name] = append(got[c.name+"/"+t.name], s)
 			}
 		}
 	}
-	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | redis-benchmark busy (its ceiling) | of which polling | ratio to bloomery (median of rounds) | req/s per round |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n", pipe)
+	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | redis-benchmark busy (its ceiling) | of which polling | ratio to bloomery (median of rounds) | the same, rounds without a save | req/s per round | saves during its runs |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pipe)
 	for _, c := range o.cases {
 		ours := got[c.name+"/bloomery"]
 		for _, t := range targets {
@@ -143,13 +146,19 @@ func compare(o options, targets []*target, pipe int) error {
 			if len(s) == 0 {
 				continue
 			}
-			ratio := "–"
+			ratio, quiet := "–", "–"
 			if t.name != "bloomery" && len(ours) == len(s) {
-				var rs []float64
+				var rs, qs []float64
 				for i := range s {
 					rs = append(rs, ours[i].rps/s[i].rps)
+					if len(ours[i].savers) == 0 && len(s[i].savers) == 0 {
+						qs = append(qs, ours[i].rps/s[i].rps)
+					}
 				}
 				ratio = fmt.Sprintf("%.2f (%s)", bench.Median(rs), fmtFloats(rs, "%.2f"))
+				if len(qs) > 0 {
+					quiet = fmt.Sprintf("%.2f (%d of %d)", bench.Median(qs), len(qs), len(rs))
+				}
 			}
 			backing := "–"
 			if t.backingPid != 0 {
@@ -160,11 +169,11 @@ func compare(o options, targets []*target, pipe int) error {
 				polling = fmt.Sprintf("%.2f", bench.Median(field(s, func(x sample) float64 { return x.polling })))
 			}
 			client := bench.Median(field(s, func(x sample) float64 { return x.client }))
-			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %s | %s |\n", c.name, t.name, c.command(t),
+			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %s | %s | %s | %s |\n", c.name, t.name, c.command(t),
 				bench.Median(field(s, func(x sample) float64 { return x.rps })),
 				bench.Median(field(s, func(x sample) float64 { return x.cpu })), backing,
-				client, clientBusy(s, client), polling, ratio,
-				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"))
+				client, clientBusy(s, client), polling, ratio, quiet,
+				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"), fmtSavers(s))
 		}
 	}
 	return nil

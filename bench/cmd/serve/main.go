@@ -15,7 +15,10 @@
 // median of the per-round ratios bloomery/peer, and each server's CPU
 // time per million requests (from /proc/PID/stat, with the children it
 // waited for: redis-server's forked RDB saves and AOF rewrites), a figure
-// the shared machine disturbs less than throughput.
+// the shared machine disturbs less than throughput. Each run also records
+// which servers did background persistence while it ran (saves.go), and
+// the ratios are given again over the rounds in which neither run of the
+// pair had any.
 //
 // -keys N fills every server with N small filters (BF.ADD k:i x) and
 // reports INFO used_memory per key, then bloomery's restart time with
