@@ -5,9 +5,9 @@
 // PageSize-byte page the change touches, unless the view has written that
 // page out already or kept it; the view's writer reads the live array a
 // chunk at a time and puts the kept pages over what changed. So a view
-// costs at most the pages changed before it writes them out, and that
-// memory is outside Go's heap, given back to the system by Release
-// (memory.go).
+// costs at most the pages changed before it writes them out; for a large
+// array that memory is outside Go's heap, given back to the system by
+// Release (memory.go).
 //
 // Concurrency: a Pages is not safe for concurrent use. Its view guards it
 // with the same lock that keeps the filter's changes and the writer's
@@ -55,11 +55,16 @@ func (p *Pages) Keep(i int, off, n, size uint64, read func(dst []byte, start uin
 		if p.kept == nil {
 			p.kept = make(map[pageKey][]byte)
 		}
-		if p.mem == nil {
-			p.mem = newMemory()
-		}
 		start := page * PageSize
-		b := p.mem.page(min(PageSize, size-start))
+		var b []byte
+		if size >= offHeapMin {
+			if p.mem == nil {
+				p.mem = newMemory()
+			}
+			b = p.mem.page(min(PageSize, size-start))
+		} else {
+			b = make([]byte, min(PageSize, size-start), PageSize)
+		}
 		read(b, start)
 		p.kept[k] = b
 	}
@@ -76,7 +81,9 @@ func (p *Pages) Overlay(i int, off uint64, buf []byte) {
 		if b, ok := p.kept[k]; ok {
 			copy(buf[at:], b)
 			delete(p.kept, k)
-			p.mem.put(b)
+			if p.mem != nil {
+				p.mem.put(b)
+			}
 		}
 	}
 	p.done[i] = (off + n + PageSize - 1) / PageSize
