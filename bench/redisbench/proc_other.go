@@ -17,3 +17,6 @@ func ProcessCPU() (time.Duration, bool) { return 0, false }
 
 // PidCPU is not measured here.
 func PidCPU(int) (time.Duration, bool) { return 0, false }
+
+// MachineCPU is not measured here.
+func MachineCPU() (busy, steal time.Duration, ok bool) { return 0, 0, false }

@@ -3,6 +3,7 @@ package redisbench
 import (
 	"context"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -147,5 +148,22 @@ func checkStats(t *testing.T, ctx context.Context, env *RedisEnv, what, command 
 	}
 	if s.CPU <= 0 {
 		t.Errorf("%s: server CPU %v", what, s.CPU)
+	}
+}
+
+func TestMachineCPU(t *testing.T) {
+	busy0, _, ok := MachineCPU()
+	if !ok {
+		if runtime.GOOS == "linux" {
+			t.Fatal("MachineCPU unmeasured on Linux")
+		}
+		t.Skip("MachineCPU is measured on Linux only")
+	}
+	start := time.Now()
+	for time.Since(start) < 200*time.Millisecond { // keep a core busy
+	}
+	busy1, _, _ := MachineCPU()
+	if d := busy1 - busy0; d < 100*time.Millisecond {
+		t.Fatalf("the machine was busy %v while this test spun 200ms", d)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/bloomery/bloom/bench"
 	"github.com/bloomery/bloom/bench/redisbench"
@@ -116,6 +118,7 @@ type sample struct {
 	client  float64  // the same of redis-benchmark, the load generator sharing the machine
 	polling float64  // of cpu, the time bloomery's event loops spent busy polling (INFO busy_poll_us)
 	savers  []string // the servers that did background persistence during the run (saves.go)
+	idle    float64  // cores of the machine nobody used during the run (0: unknown)
 }
 
 func compare(o options, targets []*target, pipe int) error {
@@ -138,7 +141,7 @@ func compare(o options, targets []*target, pipe int) error {
 			}
 		}
 	}
-	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | redis-benchmark busy (its ceiling) | of which polling | ratio to bloomery (median of rounds) | the same, rounds without a save | req/s per round | saves during its runs |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pipe)
+	fmt.Printf("\n## -P %d\n\n| case | server | command | median req/s | CPU s / 1M req | backing Redis CPU s / 1M req | redis-benchmark CPU s / 1M req | redis-benchmark busy (its ceiling) | of which polling | idle cores (machine) | ratio to bloomery (median of rounds) | the same, rounds without a save | req/s per round | saves during its runs |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pipe)
 	for _, c := range o.cases {
 		ours := got[c.name+"/bloomery"]
 		for _, t := range targets {
@@ -169,10 +172,10 @@ func compare(o options, targets []*target, pipe int) error {
 				polling = fmt.Sprintf("%.2f", bench.Median(field(s, func(x sample) float64 { return x.polling })))
 			}
 			client := bench.Median(field(s, func(x sample) float64 { return x.client }))
-			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %s | %s | %s | %s |\n", c.name, t.name, c.command(t),
+			fmt.Printf("| %s | %s | `%s` | %.0f | %.2f | %s | %.2f | %s | %s | %.2f | %s | %s | %s | %s |\n", c.name, t.name, c.command(t),
 				bench.Median(field(s, func(x sample) float64 { return x.rps })),
 				bench.Median(field(s, func(x sample) float64 { return x.cpu })), backing,
-				client, clientBusy(s, client), polling, ratio, quiet,
+				client, clientBusy(s, client), polling, bench.Median(field(s, func(x sample) float64 { return x.idle })), ratio, quiet,
 				fmtFloats(field(s, func(x sample) float64 { return x.rps / 1000 }), "%.0fk"), fmtSavers(s))
 		}
 	}
@@ -214,11 +217,15 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 		"-P", strconv.Itoa(pipe), "-r", strconv.Itoa(keyspace + int(runs.Add(1))), "--csv"}
 	args = append(args, strings.Fields(command)...)
 	poll0 := busyPollMicros(t)
+	mach0, _, okm0 := redisbench.MachineCPU()
+	start := time.Now()
 	cpu0, ok0 := redisbench.PidCPU(t.pid)
 	back0, okb0 := redisbench.PidCPU(t.backingPid)
 	rb := exec.Command("redis-benchmark", args...)
 	out, err := rb.Output()
 	cpu1, ok1 := redisbench.PidCPU(t.pid)
+	wall := time.Since(start)
+	mach1, _, okm1 := redisbench.MachineCPU()
 	back1, okb1 := redisbench.PidCPU(t.backingPid)
 	poll1 := busyPollMicros(t)
 	if err != nil {
@@ -237,6 +244,9 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 		s.backing = (back1 - back0).Seconds() * 1e6 / float64(requests)
 	}
 	s.polling = (poll1 - poll0) / float64(requests)
+	if okm0 && okm1 && wall > 0 {
+		s.idle = max(0, float64(runtime.NumCPU())-float64(mach1-mach0)/float64(wall))
+	}
 	if ps := rb.ProcessState; ps != nil {
 		s.client = (ps.UserTime() + ps.SystemTime()).Seconds() * 1e6 / float64(requests)
 	}

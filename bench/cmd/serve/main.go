@@ -18,7 +18,9 @@
 // the shared machine disturbs less than throughput. Each run also records
 // which servers did background persistence while it ran (saves.go), and
 // the ratios are given again over the rounds in which neither run of the
-// pair had any.
+// pair had any; and how many of the machine's cores nobody used while it
+// ran (from /proc/stat), which says whether the rate was bound by CPU at
+// all.
 //
 // -keys N fills every server with N small filters (BF.ADD k:i x) and
 // reports INFO used_memory per key, then bloomery's restart time with
