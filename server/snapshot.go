@@ -358,6 +358,7 @@ write:
 			if sw.err != nil {
 				break write // drop (above) gives up the rest
 			}
+			c.prefetch(i, pos)
 			k, ok := c.at(i, pos)
 			if !ok {
 				continue
