@@ -5,13 +5,14 @@ import (
 	"hash/crc32"
 )
 
-// Merged adds (docs/PERSISTENCE.md, "The log"). Adds of one item each to
-// the same existing filter that follow each other in the log (a client
-// pipelining BF.ADD or CF.ADD on one key, or many clients adding to one
-// filter) are journaled as one record: the first as the short record
-// BF.ADD key item (CF.ADD), and each next one extends it into
-// BF.INSERT key NOCREATE ITEMS item… (CF.INSERT), which the replayer
-// applies item by item, in order, as the adds were applied; only items
+// Merged adds (docs/PERSISTENCE.md, "The log"). Adds to the same
+// existing filter that follow each other in the log (a client pipelining
+// BF.ADD or CF.ADD on one key, many clients adding to one filter, the new
+// items of each BF.MADD or BF.INSERT) are journaled as one record: the
+// first item as the short record BF.ADD key item (CF.ADD), and each next
+// one extends it into BF.INSERT key NOCREATE ITEMS item… (CF.INSERT),
+// which the replayer applies item by item, in order, as the adds were
+// applied; only items
 // that changed the filter are journaled at all, so the replay reaches the
 // same bytes. Sixteen CF.ADD cf __rand_int__ make one record of 368
 // bytes where short records took 864: fewer bytes to store, fewer new
@@ -49,6 +50,19 @@ func (p *persistence) appendAdd(cmd, key, item []byte) {
 		return
 	}
 	p.appendedLocked(p.merge(cmd, key, item))
+}
+
+// appendAdds journals the adds of items in turn, as appendAdd would one
+// by one (the journal interface), under one hold of mu: one change.
+func (p *persistence) appendAdds(cmd, key []byte, items [][]byte) {
+	if !p.lockOpen() {
+		return
+	}
+	var grew int64
+	for _, item := range items {
+		grew += p.merge(cmd, key, item)
+	}
+	p.appendedLocked(grew)
 }
 
 // addWords are the words of the short add cmd and of the insert it

@@ -69,7 +69,7 @@ func TestMergedAdds(t *testing.T) {
 	mustAdd(t, m, "b", "y")        // extends the second record
 	mustAddCuckoo(t, m, "c", "p")  // another filter: closes b's
 	mustAddCuckoo(t, m, "c", "q")  // merged with p
-	mustAdd(t, m, "b", "z1", "z2") // not a short add: closes c's
+	mustAdd(t, m, "b", "z1", "z2") // another filter: closes c's
 	mustAddCuckoo(t, m, "c", "r")  // alone
 	if pending := infoValue(p, "aof_pending_bytes"); pending == "0" {
 		t.Fatal("nothing pending before the flush")
@@ -104,6 +104,39 @@ func TestMergedAdds(t *testing.T) {
 	}
 }
 
+// The new items of adds of several items (BF.MADD, BF.INSERT) to a
+// filter that existed join the merged record in turn, next to single adds
+// and up to maxMerged items, while the items already there journal
+// nothing; the log replays to the same filter.
+func TestMergedMultiAdds(t *testing.T) {
+	m, p := openTestPersistence(t, t.TempDir(), "everysec")
+	defer p.close()
+	mustAdd(t, m, "b", "a")             // creates: BF.INSERT b ITEMS a
+	mustAdd(t, m, "b", "x")             // BF.ADD b x, open
+	mustAdd(t, m, "b", "y1", "a", "y2") // a is there: y1 y2 extend it
+	var many []string
+	for i := range maxMerged {
+		many = append(many, fmt.Sprint("m", i))
+	}
+	mustAdd(t, m, "b", many...) // fills the record, opens the next
+	if err := p.waitDurable(); err != nil {
+		t.Fatal(err)
+	}
+	first := append([]string{"x", "y1", "y2"}, many[:maxMerged-3]...)
+	want := []string{
+		"BF.INSERT b ITEMS a",
+		"BF.INSERT b NOCREATE ITEMS " + strings.Join(first, " "),
+		"BF.INSERT b NOCREATE ITEMS " + strings.Join(many[maxMerged-3:], " "),
+	}
+	got := logWords(t, p.fileName)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("log records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got, want := storeState(replayed(t, p.fileName)), storeState(m); got != want {
+		t.Fatalf("replayed:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // Random interleavings of adds to Bloom and cuckoo filters, other
 // records and flushes: the log replays to the same state, and positions
 // stay byte offsets (the file holds exactly the bytes written).
@@ -126,7 +159,7 @@ func TestMergedAddsRandom(t *testing.T) {
 			case 4, 5, 6:
 				mustAddCuckoo(t, m, []string{"c1", "c2"}[rng.IntN(4)/3], it)
 			case 7:
-				mustAdd(t, m, "b2", it, it+"+") // two items: not a short add
+				mustAdd(t, m, "b2", it, it+"+") // two items, merged in turn
 			case 8:
 				mustAdd(t, m, fmt.Sprint("n", i), it) // a new filter
 			case 9:

@@ -18,6 +18,9 @@ type journal interface {
 	// CF.ADD): an add of one item to a filter that existed, which the
 	// log may merge with the adds next to it (aof_merge.go).
 	appendAdd(cmd, key, item []byte)
+	// appendAdds is appendAdd of each of items in turn, as one change:
+	// the new items of a BF.MADD or BF.INSERT to a filter that existed.
+	appendAdds(cmd, key []byte, items [][]byte)
 }
 
 // memstore is the embedded backend: filters in process memory
@@ -139,6 +142,14 @@ func (m *memstore) log(args ...[]byte) {
 func (m *memstore) logAdd(cmd []byte, key string, item []byte) {
 	if m.journal != nil {
 		m.journal.appendAdd(cmd, readOnlyBytes(key), item)
+	}
+}
+
+// logAdds journals the adds of items to key's filter, which existed
+// (journal.appendAdds).
+func (m *memstore) logAdds(cmd []byte, key string, items [][]byte) {
+	if m.journal != nil {
+		m.journal.appendAdds(cmd, readOnlyBytes(key), items)
 	}
 }
 

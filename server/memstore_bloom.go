@@ -259,15 +259,17 @@ func appendNew(args, items [][]byte, isNew []bool) [][]byte {
 // logAdded journals an add (see Add): args, the BF.INSERT of the items
 // that were new after its first head words, or BF.RESERVE when it created
 // the filter (with created, non-nil) and added nothing; it returns err.
-// One new item in a filter that existed is BF.ADD key item, which the
-// replayer reads as BF.INSERT key NOCREATE ITEMS item: the same in fewer
-// bytes (docs/PERSISTENCE.md, "The log").
+// New items in a filter that existed (args is then BF.INSERT key NOCREATE
+// ITEMS …) join the log's merged adds: one is BF.ADD key item, which the
+// replayer reads as BF.INSERT key NOCREATE ITEMS item, and more extend
+// the adds to the same filter next to them into one BF.INSERT record,
+// the same in fewer bytes (docs/PERSISTENCE.md, "The log").
 func (m *memstore) logAdded(key string, args [][]byte, head int, created *filterMaker, err error) error {
 	switch {
 	case created != nil && len(args) == head && m.journal != nil: // BF.INSERT needs an item: reserve instead
 		m.log(append([][]byte{[]byte("BF.RESERVE"), []byte(key)}, created.reserve...)...)
-	case len(args) == head+1 && created == nil:
-		m.logAdd(wordAdd, key, args[head])
+	case created == nil && len(args) > head:
+		m.logAdds(wordAdd, key, args[head:])
 	case len(args) > head:
 		m.log(args...)
 	}

@@ -17,6 +17,17 @@ type captureJournal struct{ cmds [][][]byte }
 
 func (j *captureJournal) appendAdd(cmd, key, item []byte) { j.append(cmd, key, item) }
 
+// appendAdds records the adds as the log frames them alone: the short
+// record for one, a BF.INSERT for more.
+func (j *captureJournal) appendAdds(cmd, key []byte, items [][]byte) {
+	if len(items) == 1 {
+		j.append(cmd, key, items[0])
+		return
+	}
+	_, long := addWords(cmd)
+	j.append(append([][]byte{long, key, wordNoCreate, wordItems}, items...)...)
+}
+
 func (j *captureJournal) append(args ...[]byte) {
 	c := make([][]byte, len(args))
 	for i, a := range args {
