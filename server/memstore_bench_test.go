@@ -23,7 +23,7 @@ func BenchmarkMemstoreNewKeys(b *testing.B) {
 	n := 0
 	buf := []byte("key:")
 	for b.Loop() {
-		buf = strconv.AppendInt(buf[:4], int64(100_000_000_000+n), 10)
+		buf = strconv.AppendInt(buf[:4], 100_000_000_000+int64(n), 10)
 		if _, err := m.Add(context.Background(), string(buf), items, &create, res); err != nil || res[0] != addNew {
 			b.Fatalf("add %s: %v, %v", buf, res[0], err)
 		}

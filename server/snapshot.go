@@ -363,7 +363,7 @@ write:
 			if !ok {
 				continue
 			}
-			if len(k.name) > math.MaxUint32 {
+			if uint64(len(k.name)) > math.MaxUint32 {
 				sw.err = fmt.Errorf("a key of %d bytes is too long for a snapshot", len(k.name))
 				break write
 			}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -193,8 +194,8 @@ func TestLimitsDefaults(t *testing.T) {
 	if got != want {
 		t.Errorf("limits %+v, want %+v", got, want)
 	}
-	huge := Limits{MaxArgs: 1 << 40, MaxBulk: 1<<63 - 1, MaxQueryBuffer: 1<<63 - 1}.withDefaults()
-	if huge.MaxArgs != 1<<31-1 || huge.MaxBulk != 1<<60 || huge.MaxQueryBuffer != 1<<60 {
+	huge := Limits{MaxArgs: math.MaxInt, MaxBulk: 1<<63 - 1, MaxQueryBuffer: 1<<63 - 1}.withDefaults()
+	if huge.MaxArgs != 1<<31-1 || huge.MaxBulk != min(1<<60, math.MaxInt/2) || huge.MaxQueryBuffer != 1<<60 {
 		t.Errorf("caps: %+v", huge)
 	}
 }
