@@ -12,12 +12,11 @@ import (
 // first item as the short record BF.ADD key item (CF.ADD), and each next
 // one extends it into BF.INSERT key NOCREATE ITEMS item… (CF.INSERT),
 // which the replayer applies item by item, in order, as the adds were
-// applied; only items
-// that changed the filter are journaled at all, so the replay reaches the
-// same bytes. Sixteen CF.ADD cf __rand_int__ make one record of 368
-// bytes where short records took 864: fewer bytes to store, fewer new
-// pages of the log, and a third as many automatic snapshots for the same
-// writes.
+// applied; only items that changed the filter are journaled at all, so
+// the replay reaches the same bytes. Sixteen CF.ADD cf __rand_int__ make
+// one record of 368 bytes where short records took 864: fewer bytes to
+// store, fewer new pages of the log, and a third as many automatic
+// snapshots for the same writes.
 //
 // The record stays open (persistence.open) while adds extend it, and is
 // closed into the buffer, framed and checksummed once, before any other

@@ -273,10 +273,13 @@ func (p *persistence) modifying(key string, e *entry) {
 // the state's mutex: the writer clears it there once it takes the key.
 func (c *snapCut) keepAt(i, pos int, e *entry) {
 	cs := &c.shards[i]
-	if pos < 0 || pos >= len(cs.slots) || cs.state[pos].taken.Load() {
+	if pos < 0 || pos >= len(cs.slots) {
 		return
 	}
 	st := &cs.state[pos]
+	if st.taken.Load() {
+		return
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if k, ok := c.at(i, pos); ok && k.e == e {

@@ -63,28 +63,25 @@ func PidCPU(pid int) (time.Duration, bool) {
 }
 
 // MachineCPU is the CPU time every core of the machine has spent busy so
-// far (user, nice, system, irq and softirq of /proc/stat's cpu line) and
-// the time the hypervisor gave to others (steal), and true; false where
-// it is not measured. Over a run, busy less the processes' own times is
-// what the kernel's threads and everything else spent, and the cores
-// times the wall time less busy is what nobody used.
-func MachineCPU() (busy, steal time.Duration, ok bool) {
+// far (user, nice, system, irq and softirq of /proc/stat's cpu line), and
+// true; false where it is not measured. Over a run, busy less the
+// processes' own times is what the kernel's threads and everything else
+// spent, and the cores times the wall time less busy is what nobody used.
+func MachineCPU() (time.Duration, bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0, false
+		return 0, false
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, false
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, false
 	}
-	var t [8]int64
+	var t [7]int64 // user nice system idle iowait irq softirq
 	for i := range t {
 		if t[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
-			return 0, 0, false
+			return 0, false
 		}
 	}
-	tick := func(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
-	// user nice system idle iowait irq softirq steal
-	return tick(t[0] + t[1] + t[2] + t[5] + t[6]), tick(t[7]), true
+	return time.Duration(t[0]+t[1]+t[2]+t[5]+t[6]) * time.Second / clockTicks, true
 }

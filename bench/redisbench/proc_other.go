@@ -19,4 +19,4 @@ func ProcessCPU() (time.Duration, bool) { return 0, false }
 func PidCPU(int) (time.Duration, bool) { return 0, false }
 
 // MachineCPU is not measured here.
-func MachineCPU() (busy, steal time.Duration, ok bool) { return 0, 0, false }
+func MachineCPU() (time.Duration, bool) { return 0, false }

@@ -217,7 +217,7 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 		"-P", strconv.Itoa(pipe), "-r", strconv.Itoa(keyspace + int(runs.Add(1))), "--csv"}
 	args = append(args, strings.Fields(command)...)
 	poll0 := busyPollMicros(t)
-	mach0, _, okm0 := redisbench.MachineCPU()
+	mach0, okm0 := redisbench.MachineCPU()
 	start := time.Now()
 	cpu0, ok0 := redisbench.PidCPU(t.pid)
 	back0, okb0 := redisbench.PidCPU(t.backingPid)
@@ -225,7 +225,7 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 	out, err := rb.Output()
 	cpu1, ok1 := redisbench.PidCPU(t.pid)
 	wall := time.Since(start)
-	mach1, _, okm1 := redisbench.MachineCPU()
+	mach1, okm1 := redisbench.MachineCPU()
 	back1, okb1 := redisbench.PidCPU(t.backingPid)
 	poll1 := busyPollMicros(t)
 	if err != nil {
@@ -257,14 +257,20 @@ func runBenchmark(t *target, command string, requests, clients, pipe int) (sampl
 // have spent polling for input rather than sleeping (0 for a server
 // without it, such as redis-server).
 func busyPollMicros(t *target) float64 {
+	n, _ := strconv.ParseFloat(infoFields(t, "stats")["busy_poll_us"], 64)
+	return n
+}
+
+// infoFields is t's INFO section as fields (empty when it does not
+// answer).
+func infoFields(t *target, section string) map[string]string {
 	cl := redis.NewClient(&redis.Options{Addr: t.addr, Protocol: 2})
 	defer cl.Close()
-	info, err := cl.Info(context.Background(), "stats").Result()
+	info, err := cl.Info(context.Background(), section).Result()
 	if err != nil {
-		return 0
+		return nil
 	}
-	n, _ := strconv.ParseFloat(redisbench.InfoFields(info)["busy_poll_us"], 64)
-	return n
+	return redisbench.InfoFields(info)
 }
 
 // prefill gives the exists cases something to find: 1e6 items in bf (in

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"strings"
-
-	"github.com/bloomery/bloom/bench/redisbench"
-	"github.com/redis/go-redis/v9"
 )
 
 // A server's background persistence (bloomery's snapshots, redis-server's
@@ -29,13 +25,7 @@ type persistState struct {
 func persistStates(targets []*target) []persistState {
 	out := make([]persistState, len(targets))
 	for i, t := range targets {
-		cl := redis.NewClient(&redis.Options{Addr: t.addr, Protocol: 2})
-		info, err := cl.Info(context.Background(), "persistence").Result()
-		cl.Close()
-		if err != nil {
-			continue
-		}
-		f := redisbench.InfoFields(info)
+		f := infoFields(t, "persistence")
 		num := func(name string) int64 { n, _ := strconv.ParseInt(f[name], 10, 64); return n }
 		out[i] = persistState{
 			done:    num("rdb_saves") + num("aof_rewrites"),
