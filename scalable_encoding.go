@@ -83,15 +83,22 @@ func (s *Scalable) AppendBinary(b []byte) ([]byte, error) {
 func (f *Filter) appendEncoding(dst []byte) []byte {
 	h := f.header()
 	dst = h.appendTo(dst)
-	start, words := len(dst), f.words()
-	if littleEndian && !f.concurrent {
-		dst = append(dst, wordBytes(words)...)
-	} else {
-		for i := range words {
-			dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
-		}
-	}
+	start := len(dst)
+	dst = f.appendPayload(dst)
 	return appendTrailer(dst, crc32.Checksum(dst[start:], castagnoli))
+}
+
+// appendPayload appends f's bit array, its encoding's payload, to dst.
+// The caller keeps Adds out, as for appendEncoding.
+func (f *Filter) appendPayload(dst []byte) []byte {
+	words := f.words()
+	if littleEndian && !f.concurrent {
+		return append(dst, wordBytes(words)...)
+	}
+	for i := range words {
+		dst = binary.LittleEndian.AppendUint64(dst, atomic.LoadUint64(&words[i]))
+	}
+	return dst
 }
 
 // head returns the kind-2 header and the parameter block of the chain fs,
@@ -102,24 +109,36 @@ func (s *Scalable) head(fs []*Filter) []byte {
 
 // appendHead appends head(fs) to dst.
 func (s *Scalable) appendHead(dst []byte, fs []*Filter) []byte {
+	h := s.headOf(fs)
+	dst = h.appendTo(dst)
+	return s.prm.appendBlock(dst)
+}
+
+// headOf is the kind-2 header of the chain fs. The caller holds s.mu.
+func (s *Scalable) headOf(fs []*Filter) header {
 	h := header{kind: kindScalable, layout: uint8(s.prm.layout), hash: uint8(fs[0].HashID()),
 		m: uint64(len(fs)), n: fs[0].n, p: s.prm.p, count: s.Count(),
 		small: s.prm.layout == Blocked && !s.prm.uniform}
 	if fs[0].ext.keyed() {
 		h.flags, h.keyCheck = flagKeyed, fs[0].KeyCheck()
 	}
-	dst = h.appendTo(dst)
+	return h
+}
+
+// appendBlock appends the parameter block of a chain with parameters
+// prm (scalableParams bytes) to dst.
+func (prm *growthParams) appendBlock(dst []byte) []byte {
 	dst = append(dst, make([]byte, scalableParams)...)
-	prm := dst[len(dst)-scalableParams:]
+	b := dst[len(dst)-scalableParams:]
 	le := binary.LittleEndian
-	le.PutUint64(prm[0:], s.prm.s)
-	le.PutUint64(prm[8:], math.Float64bits(s.prm.r))
-	le.PutUint64(prm[16:], math.Float64bits(s.prm.f))
-	if s.prm.layout == RedisBloom {
-		le.PutUint32(prm[24:], s.prm.rbGrowth)
-		le.PutUint32(prm[28:], s.prm.rbOptions)
+	le.PutUint64(b[0:], prm.s)
+	le.PutUint64(b[8:], math.Float64bits(prm.r))
+	le.PutUint64(b[16:], math.Float64bits(prm.f))
+	if prm.layout == RedisBloom {
+		le.PutUint32(b[24:], prm.rbGrowth)
+		le.PutUint32(b[28:], prm.rbOptions)
 	}
-	le.PutUint32(prm[60:], crc32.Checksum(prm[:60], castagnoli))
+	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
 	return dst
 }
 
