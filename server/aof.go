@@ -174,9 +174,10 @@ func (p *persistence) appendedLocked(n int64) {
 // cost in proportion to the writes: with only the log counted, a
 // keyspace much larger than rewriteMin was written whole every
 // rewriteMin bytes of log (31% of the CPU of BF.ADD on new keys at 1.6
-// million keys, issue 15). The caller holds mu.
+// million keys, issue 15). The snapshot counts by its weight, the bytes
+// it would take without shapes (snapshot_shapes.go). The caller holds mu.
 func (p *persistence) rewriteDue() bool {
-	base, total := p.snapSize+p.baseSize, p.snapSize+p.logSize
+	base, total := p.snapWeight+p.baseSize, p.snapWeight+p.logSize
 	return total > p.rewriteMin && (total-base)*100 > base*p.rewritePct
 }
 

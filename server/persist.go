@@ -95,6 +95,7 @@ type persistence struct {
 	logSize       int64   // the current log's bytes, written or buffered
 	baseSize      int64   // logSize right after the last snapshot or at startup
 	snapSize      int64   // bytes of the snapshot the current logs follow (0: none)
+	snapWeight    int64   // its weight for rewriteDue (snapshot_shapes.go)
 	dirty         int64   // changes since the last snapshot
 	closed        bool    // appends are refused
 	rewriteQueued bool    // an automatic snapshot is asked for or running
@@ -228,7 +229,7 @@ func (p *persistence) load(l loader) error {
 	}
 	var keys, records int64
 	if snap > 0 {
-		if keys, err = p.loadSnapshot(snap, l); err != nil {
+		if keys, p.snapWeight, err = p.loadSnapshot(snap, l); err != nil {
 			return err
 		}
 		if st, err := os.Stat(filepath.Join(p.dir, snapshotName(snap))); err == nil {

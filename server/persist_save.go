@@ -19,9 +19,10 @@ func (p *persistence) rewriter() {
 		wait := time.Duration(0)
 		if p.saving.CompareAndSwap(false, true) {
 			p.mu.Lock()
-			size, base, snap := p.logSize, p.baseSize, p.snapSize
+			size, base, snap, weight := p.logSize, p.baseSize, p.snapSize, p.snapWeight
 			p.mu.Unlock()
-			p.log.Info("log grown: automatic snapshot", "log_bytes", size, "base_bytes", base, "snapshot_bytes", snap)
+			p.log.Info("log grown: automatic snapshot", "log_bytes", size, "base_bytes", base, "snapshot_bytes", snap,
+				"snapshot_weight", weight)
 			if err := p.snapshot(false); err != nil {
 				wait = 5 * time.Second
 			}
@@ -72,9 +73,9 @@ func (p *persistence) snapshot(final bool) error {
 	}
 	start := time.Now()
 	c, pause, err := p.takeCut(final)
-	var size int64
+	var size, weight int64
 	if err == nil {
-		size, err = p.writeSnapshot(c)
+		size, weight, err = p.writeSnapshot(c)
 		p.endCut()
 	}
 	if err != nil {
@@ -83,7 +84,7 @@ func (p *persistence) snapshot(final bool) error {
 		return err
 	}
 	p.mu.Lock()
-	p.baseSize, p.snapSize = p.logSize, size
+	p.baseSize, p.snapSize, p.snapWeight = p.logSize, size, weight
 	p.dirty -= c.dirty
 	p.mu.Unlock()
 	p.snapGen.Store(c.gen)

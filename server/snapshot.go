@@ -55,19 +55,22 @@ import (
 // limit's collections; now a copy of the slot arrays (docs/BENCHMARKS.md,
 // "The cut's pause").
 //
-// File (all integers little-endian):
+// File (all integers little-endian; docs/PERSISTENCE.md, "Snapshot
+// format"):
 //
-//	header   "BLOOMSNP", u32 version 1, u32 flags 0, u64 generation,
+//	header   "BLOOMSNP", u32 version 2, u32 flags 0, u64 generation,
 //	         i64 creation time (Unix ms)                         32 bytes
 //	record   'K', u32 key length, key, i64 expiry (Unix ms, 0 none),
 //	         u64 filter length, the filter (bloom kind-2 encoding),
 //	         u32 CRC-32C of the record from 'K' to here
 //	         or 'C', the same for a cuckoo filter (its kind-4 encoding)
-//	trailer  'E', u64 number of records, u32 CRC-32C of the file before it
+//	         or 'S', a shape (version 2; snapshot_shapes.go)
+//	         or 'B', a small Bloom filter as its shape's id and its state
+//	trailer  'E', u64 number of keys, u32 CRC-32C of the file before it
 
 const (
 	snapMagic     = "BLOOMSNP"
-	snapVersion   = 1
+	snapVersion   = 2 // 1: no shapes ('S', 'B'), which version 2 added
 	snapHeaderLen = 32
 	tagKey        = 'K'
 	tagCuckoo     = 'C'
@@ -340,8 +343,9 @@ func (p *persistence) takeCut(final bool) (*snapCut, time.Duration, error) {
 
 // writeSnapshot is steps 3 and 4: it writes snapshot.G.bdb through
 // internal/atomicfile (a temporary file beside it, fsync, rename, fsync of
-// the directory). It returns the file's size.
-func (p *persistence) writeSnapshot(c *snapCut) (_ int64, err error) {
+// the directory). It returns the file's size and its weight for the
+// automatic snapshots' rule (snapshot_shapes.go).
+func (p *persistence) writeSnapshot(c *snapCut) (size, weight int64, err error) {
 	defer func() {
 		if err != nil {
 			c.drop() // the keys not written
@@ -350,7 +354,7 @@ func (p *persistence) writeSnapshot(c *snapCut) (_ int64, err error) {
 	name := filepath.Join(p.dir, snapshotName(c.gen))
 	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("server: create snapshot: %w", err)
+		return 0, 0, fmt.Errorf("server: create snapshot: %w", err)
 	}
 	defer f.Abort()
 	sw := &snapWriter{w: newSparseWriter(f)}
@@ -387,9 +391,9 @@ write:
 		err = f.Commit()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("server: write snapshot %s: %w", name, err)
+		return 0, 0, fmt.Errorf("server: write snapshot %s: %w", name, err)
 	}
-	return sw.n, nil
+	return sw.n, sw.n + sw.unshaped, nil
 }
 
 // snapWriter writes a snapshot, keeping the CRCs of the file and of the
@@ -401,6 +405,11 @@ type snapWriter struct {
 	err      error
 	num      [8]byte
 	buf      []byte // a record's head, or smallRecord's whole record
+	shapes   snapShapes
+	// unshaped is what version 1 would have written beyond n, without
+	// shapes: n + unshaped is the weight the automatic snapshots' rule
+	// counts (snapshot_shapes.go).
+	unshaped int64
 }
 
 func (sw *snapWriter) Write(b []byte) (int, error) {
@@ -454,8 +463,12 @@ func (sw *snapWriter) record(tag byte, key string, expireAt int64, f encodedFilt
 // smallRecord writes the record of a Bloom filter small enough to encode
 // in memory: built in sw's buffer, then checksummed and written at once
 // (the record's fields one by one cost a write and two checksum calls
-// each; issue 11).
+// each; issue 11). A filter of one sub-filter is written as its shape and
+// state (stateRecord); one of more, or past the shapes' limit, whole.
 func (sw *snapWriter) smallRecord(key string, expireAt int64, f *bloom.Scalable) {
+	if sw.stateRecord(key, expireAt, f) {
+		return
+	}
 	size := f.EncodedSize()
 	b := appendRecordHead(sw.buf[:0], tagKey, key, expireAt, size)
 	at := len(b)

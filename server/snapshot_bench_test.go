@@ -44,7 +44,7 @@ func benchSnapshots(b *testing.B, p *persistence) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if size, err = p.writeSnapshot(c); err != nil {
+		if size, _, err = p.writeSnapshot(c); err != nil {
 			b.Fatal(err)
 		}
 		p.endCut()
@@ -58,8 +58,33 @@ func benchSnapshots(b *testing.B, p *persistence) {
 // BF.ADD makes them (one value holding entry, filter, bits and key;
 // keyspace_value.go), one item each.
 func BenchmarkSnapshotAdded(b *testing.B) {
-	m, p := openTestPersistence(b, b.TempDir(), "no")
+	p := addedKeys(b)
 	defer p.close()
+	benchSnapshots(b, p)
+}
+
+// BenchmarkSnapshotLoad loads the snapshot of BenchmarkSnapshotAdded's
+// keys, as a restart does.
+func BenchmarkSnapshotLoad(b *testing.B) {
+	p := addedKeys(b)
+	defer p.close()
+	if err := p.save(); err != nil {
+		b.Fatal(err)
+	}
+	gen := p.snapGen.Load()
+	b.ReportAllocs()
+	for b.Loop() {
+		lm := newLoadingMemstore(0)
+		if keys, _, err := p.loadSnapshot(gen, newReplayer(lm, testCommands())); err != nil || keys != 1_000_000 {
+			b.Fatalf("loaded %d keys: %v", keys, err)
+		}
+	}
+}
+
+// addedKeys is a persistence (fsync no, no automatic snapshots) of a
+// million keys made by BF.ADD, one item each; the caller closes it.
+func addedKeys(b *testing.B) *persistence {
+	m, p := openTestPersistence(b, b.TempDir(), "no")
 	p.mu.Lock()
 	p.rewriteMin = 1 << 62 // no automatic snapshot beside the benchmark's
 	p.mu.Unlock()
@@ -70,5 +95,5 @@ func BenchmarkSnapshotAdded(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	benchSnapshots(b, p)
+	return p
 }

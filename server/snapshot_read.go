@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/cuckoo"
@@ -21,6 +22,7 @@ type snapReader struct {
 	r        *bufio.Reader
 	off, end int64
 	all, rec uint32
+	num      [8]byte // u32's and u64's
 }
 
 func (sr *snapReader) Read(b []byte) (int, error) {
@@ -52,8 +54,19 @@ func (sr *snapReader) bytes(n uint64) ([]byte, error) {
 	return b, nil
 }
 
+// into reads n bytes into buf (grown if need be), n checked against
+// what is left first.
+func (sr *snapReader) into(buf []byte, n int) ([]byte, error) {
+	if n > sr.Len() {
+		return buf, fmt.Errorf("%d bytes announced, %d left in the file", n, sr.Len())
+	}
+	buf = slices.Grow(buf[:0], n)[:n]
+	_, err := io.ReadFull(sr, buf)
+	return buf, err
+}
+
 func (sr *snapReader) u32() (uint32, error) {
-	b, err := sr.bytes(4)
+	b, err := sr.into(sr.num[:0], 4)
 	if err != nil {
 		return 0, err
 	}
@@ -61,7 +74,7 @@ func (sr *snapReader) u32() (uint32, error) {
 }
 
 func (sr *snapReader) u64() (uint64, error) {
-	b, err := sr.bytes(8)
+	b, err := sr.into(sr.num[:0], 8)
 	if err != nil {
 		return 0, err
 	}
@@ -69,60 +82,80 @@ func (sr *snapReader) u64() (uint64, error) {
 }
 
 // loadSnapshot restores snapshot gen's keys through l and returns their
-// number. Any defect is an error naming the file and the
+// number and the snapshot's weight for the automatic snapshots' rule
+// (snapshot_shapes.go). Any defect is an error naming the file and the
 // offset of the record (or header, or trailer) at fault.
-func (p *persistence) loadSnapshot(gen uint64, l loader) (int64, error) {
+func (p *persistence) loadSnapshot(gen uint64, l loader) (keys, weight int64, err error) {
 	name := filepath.Join(p.dir, snapshotName(gen))
 	f, size, err := openSized(name)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
-	sr := &snapReader{r: bufio.NewReaderSize(f, 1<<20), end: size}
-	n, off, err := readSnapshot(sr, gen, l)
+	ld := &snapLoad{sr: &snapReader{r: bufio.NewReaderSize(f, 1<<20), end: size}, l: l}
+	off, err := ld.read(gen)
 	if errors.Is(err, errNoMemory) { // the limits, not the file: no repair (server.limitsHint says what to do)
-		return n, fmt.Errorf("server: %s: offset %d: %w", name, off, err)
+		return ld.keys, 0, fmt.Errorf("server: %s: offset %d: %w", name, off, err)
 	}
 	if err != nil {
-		return n, fmt.Errorf("server: %s: offset %d: %w; the snapshot cannot be loaded: restore the directory from a backup "+
+		return ld.keys, 0, fmt.Errorf("server: %s: offset %d: %w; the snapshot cannot be loaded: restore the directory from a backup "+
 			"(moving the file away loses the keys it holds)", name, off, err)
 	}
-	return n, nil
+	return ld.keys, size + ld.unshaped, nil
 }
 
-// readSnapshot reads a snapshot from sr; on error it also returns the
-// offset of the part at fault.
-func readSnapshot(sr *snapReader, gen uint64, l loader) (keys int64, off int64, err error) {
+// snapLoad is a snapshot being read.
+type snapLoad struct {
+	sr       *snapReader
+	l        loader
+	keys     int64
+	shapes   []*bloom.StateLoader // by id (snapshot_shapes.go)
+	state    []byte               // a 'B' record's state
+	unshaped int64                // as snapWriter.unshaped
+}
+
+// read reads the snapshot; on error it also returns the offset of the
+// part at fault.
+func (ld *snapLoad) read(gen uint64) (off int64, err error) {
+	sr := ld.sr
 	hdr, err := sr.bytes(snapHeaderLen)
 	if err != nil {
-		return 0, 0, fmt.Errorf("header: %w", err)
+		return 0, fmt.Errorf("header: %w", err)
 	}
+	version := le.Uint32(hdr[8:])
 	switch {
 	case string(hdr[:8]) != snapMagic:
-		return 0, 0, fmt.Errorf("not a bloomery snapshot (magic %q)", hdr[:8])
-	case le.Uint32(hdr[8:]) != snapVersion || le.Uint32(hdr[12:]) != 0:
-		return 0, 0, fmt.Errorf("unsupported snapshot version %d, flags %#x", le.Uint32(hdr[8:]), le.Uint32(hdr[12:]))
+		return 0, fmt.Errorf("not a bloomery snapshot (magic %q)", hdr[:8])
+	case version < 1 || version > snapVersion || le.Uint32(hdr[12:]) != 0:
+		return 0, fmt.Errorf("unsupported snapshot version %d, flags %#x", version, le.Uint32(hdr[12:]))
 	case le.Uint64(hdr[16:]) != gen:
-		return 0, 0, fmt.Errorf("the header says generation %d, the name %d", le.Uint64(hdr[16:]), gen)
+		return 0, fmt.Errorf("the header says generation %d, the name %d", le.Uint64(hdr[16:]), gen)
 	}
 	for {
 		off = sr.off
 		sr.rec = 0
 		tag, err := sr.bytes(1)
 		if err != nil {
-			return keys, off, errors.New("the file ends before its trailer")
+			return off, errors.New("the file ends before its trailer")
 		}
-		switch tag[0] {
-		case tagEnd:
-			return keys, off, sr.trailer(keys)
-		case tagKey, tagCuckoo:
-			if err := readRecord(sr, l, tag[0]); err != nil {
-				return keys, off, err
+		switch t := tag[0]; {
+		case t == tagEnd:
+			return off, sr.trailer(ld.keys)
+		case t == tagKey || t == tagCuckoo:
+			err = readRecord(sr, ld.l, t)
+		case t == tagShape && version >= 2:
+			if err = ld.readShape(); err == nil {
+				continue
 			}
-			keys++
+		case t == tagState && version >= 2:
+			err = ld.readState()
 		default:
-			return keys, off, fmt.Errorf("unknown record tag %#x", tag[0])
+			return off, fmt.Errorf("unknown record tag %#x in a version-%d snapshot", t, version)
 		}
+		if err != nil {
+			return off, err
+		}
+		ld.keys++
 	}
 }
 
@@ -147,19 +180,45 @@ func (sr *snapReader) trailer(keys int64) error {
 	return nil
 }
 
+// keyHead reads the key and expiry that follow a key record's tag.
+func (sr *snapReader) keyHead() (key []byte, expireAt int64, err error) {
+	klen, err := sr.u32()
+	if err != nil {
+		return nil, 0, err
+	}
+	if key, err = sr.bytes(uint64(klen)); err != nil {
+		return nil, 0, fmt.Errorf("key: %w", err)
+	}
+	at, err := sr.u64()
+	if err != nil {
+		return nil, 0, err
+	}
+	if int64(at) < 0 {
+		return nil, 0, fmt.Errorf("key %q: expiry %d", key, int64(at))
+	}
+	return key, int64(at), nil
+}
+
+// recordCRC reads a record's CRC and checks it against the bytes read
+// since its tag. The caller names the record in the error: only then,
+// since a name made for every record cost two allocations a key.
+func (sr *snapReader) recordCRC() error {
+	want := sr.rec
+	got, err := sr.u32()
+	switch {
+	case err != nil:
+		return fmt.Errorf("record checksum: %w", err)
+	case got != want:
+		return fmt.Errorf("checksum mismatch (the record says %08x, its bytes give %08x)", got, want)
+	}
+	return nil
+}
+
 // readRecord reads one key's record after its tag (tagKey: a Bloom
 // filter, tagCuckoo: a cuckoo filter) and restores the key. A filter
 // beyond the per-filter limit is refused before it is allocated.
 func readRecord(sr *snapReader, l loader, tag byte) error {
-	klen, err := sr.u32()
-	if err != nil {
-		return err
-	}
-	key, err := sr.bytes(uint64(klen))
-	if err != nil {
-		return fmt.Errorf("key: %w", err)
-	}
-	at, err := sr.u64()
+	key, at, err := sr.keyHead()
 	if err != nil {
 		return err
 	}
@@ -180,19 +239,13 @@ func readRecord(sr *snapReader, l loader, tag byte) error {
 		return err
 	}
 	sr.end = fileEnd
-	want := sr.rec
-	got, err := sr.u32()
-	switch {
-	case err != nil:
-		return fmt.Errorf("key %q: record checksum: %w", key, err)
-	case got != want:
-		return fmt.Errorf("checksum mismatch in the record of key %q (it says %08x, its bytes give %08x)", key, got, want)
-	case derr != nil:
-		return fmt.Errorf("key %q: %w", key, derr)
-	case int64(at) < 0:
-		return fmt.Errorf("key %q: expiry %d", key, int64(at))
+	if err := sr.recordCRC(); err != nil {
+		return fmt.Errorf("the record of key %q: %w", key, err)
 	}
-	if err := l.restore(string(key), v, int64(at)); err != nil {
+	if derr != nil {
+		return fmt.Errorf("key %q: %w", key, derr)
+	}
+	if err := l.restore(string(key), v, at); err != nil {
 		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, v.bytes(), err)
 	}
 	return nil

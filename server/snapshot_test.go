@@ -22,7 +22,7 @@ func bareStore(t *testing.T, dir string, gen uint64, logs ...uint64) *memstore {
 	m := newLoadingMemstore(0)
 	r := newReplayer(m, testCommands())
 	p := &persistence{ks: m.ks, dir: dir, log: slog.New(slog.DiscardHandler)}
-	if _, err := p.loadSnapshot(gen, r); err != nil {
+	if _, _, err := p.loadSnapshot(gen, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range logs {
@@ -141,7 +141,7 @@ func TestSnapshotIsTheCut(t *testing.T) {
 // state now.
 func writeAndCheckCut(t *testing.T, dir string, m *memstore, p *persistence, c *snapCut, atCut string) {
 	t.Helper()
-	if _, err := p.writeSnapshot(c); err != nil {
+	if _, _, err := p.writeSnapshot(c); err != nil {
 		t.Fatal(err)
 	}
 	p.endCut()
@@ -304,7 +304,7 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.writeSnapshot(c); err != nil {
+		if _, _, err := p.writeSnapshot(c); err != nil {
 			t.Fatal(err)
 		}
 		p.endCut()
@@ -337,7 +337,7 @@ func TestSnapshotCrashPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	beforeRename := copyDataDir(t, dir)
-	if _, err := p.writeSnapshot(c); err != nil {
+	if _, _, err := p.writeSnapshot(c); err != nil {
 		t.Fatal(err)
 	}
 	p.endCut()
@@ -408,6 +408,8 @@ func FuzzLoadSnapshot(f *testing.F) {
 	m, p := openTestPersistence(f, dir, "everysec")
 	mustAdd(f, m, "k", nItems("x", 200)...)
 	mustAddCuckoo(f, m, "c", nItems("y", 50)...) // a 'C' record
+	mustAdd(f, m, "s1", "a")                     // a shape and a state
+	mustAdd(f, m, "s2", "b")
 	p.close()
 	snap, err := os.ReadFile(filepath.Join(dir, snapshotName(2)))
 	if err != nil {
@@ -423,7 +425,7 @@ func FuzzLoadSnapshot(f *testing.F) {
 		}
 		m := newLoadingMemstore(1 << 20)
 		p := &persistence{ks: m.ks, dir: dir, log: slog.New(slog.DiscardHandler)}
-		if _, err := p.loadSnapshot(1, newReplayer(m, commands)); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
+		if _, _, err := p.loadSnapshot(1, newReplayer(m, commands)); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
 			t.Fatalf("error without the file's name: %v", err)
 		}
 		if used := m.used.Load(); used > uint64(len(data)) {
