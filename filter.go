@@ -142,7 +142,14 @@ func initFilter(f *Filter, s Sizing, c config) error {
 	if err := c.checkFilter(s); err != nil {
 		return err
 	}
-	f.setup(s, c, newWords(s.Layout, s.Bits/64))
+	words := c.words
+	switch {
+	case words == nil:
+		words = newWords(s.Layout, s.Bits/64)
+	case uint64(len(words)) != s.Bits/64:
+		return fmt.Errorf("%w: a bit array of %d words for a filter of %d", ErrInvalidSize, len(words), s.Bits/64)
+	}
+	f.setup(s, c, words)
 	return nil
 }
 

@@ -19,6 +19,10 @@ type config struct {
 	maxBytes   uint64
 	growth     Growth // of a Scalable filter
 	skipCRC    bool   // OpenFile: do not check the payload's CRC
+	// words, when set, is the bit array initFilter gives the filter it
+	// sets up instead of allocating one: the caller's, all zero
+	// (StateLoader.LoadInto).
+	words []uint64
 }
 
 // ext is what a filter of geometry s made with c holds beyond the

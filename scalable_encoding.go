@@ -187,9 +187,19 @@ func LoadScalable(r io.Reader, opts ...Option) (*Scalable, error) {
 }
 
 func decodeScalable(r io.Reader, c config) (*Scalable, error) {
+	return decodeScalableInto(nil, r, c)
+}
+
+// decodeScalableInto is decodeScalable into dst, a zero Scalable, when
+// it is not nil (its first sub-filter's bit array c.words, when set).
+// On error dst may be changed.
+func decodeScalableInto(dst *Scalable, r io.Reader, c config) (*Scalable, error) {
 	s, h, err := readScalableHead(r, c)
 	if err != nil {
 		return nil, err
+	}
+	if dst != nil {
+		dst.prm, s = s.prm, dst
 	}
 	fs := make([]*Filter, 0, h.m)
 	var size, count, capacity uint64
@@ -198,7 +208,7 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 		sc.maxBytes = c.maxBytes - size
 		f := &s.first
 		if i > 0 {
-			f = new(Filter)
+			f, sc.words = new(Filter), nil
 		}
 		if _, err := decodeInto(f, r, sc, true); err != nil {
 			return nil, fmt.Errorf("bloom: sub-filter %d: %w", i, err)

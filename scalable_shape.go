@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"unsafe"
 )
 
 // Shapes and states (docs/FORMAT.md, "Shapes and states"). A Scalable
@@ -75,9 +76,10 @@ func (sh Shape) AppendBinary(b []byte) ([]byte, error) {
 // safe for concurrent use: it rebuilds each encoding in a buffer of its
 // own.
 type StateLoader struct {
-	enc []byte // the shape's encoding, then room for a payload and trailer
-	r   bytes.Reader
-	c   config
+	enc  []byte // the shape's encoding, then room for a payload and trailer
+	r    bytes.Reader
+	c    config
+	size Sizing // of the filters' one sub-filter
 }
 
 // NewStateLoader checks shape, a shape's encoding, as LoadScalable with
@@ -110,18 +112,27 @@ func NewStateLoader(shape []byte, opts ...Option) (*StateLoader, error) {
 	}
 	l := &StateLoader{enc: make([]byte, 0, ShapeSize+sub.m/8+trailerSize), c: c}
 	l.enc = append(l.enc, shape...)
-	if _, err := l.Load(make([]byte, l.StateSize())); err != nil {
+	f, err := l.Load(make([]byte, l.StateSize()))
+	if err != nil {
 		return nil, err
 	}
+	l.size = f.first.Sizing()
 	return l, nil
 }
+
+// Sizing is the geometry of the one sub-filter of the filters l
+// decodes: their bit arrays are Sizing().Bits/64 words.
+func (l *StateLoader) Sizing() Sizing { return l.size }
 
 // StateSize is the length of the states l decodes.
 func (l *StateLoader) StateSize() int { return cap(l.enc) - ShapeSize - trailerSize + 8 }
 
 // Load decodes a filter of l's shape from its state (AppendState's
 // bytes), with every check LoadScalable makes.
-func (l *StateLoader) Load(state []byte) (*Scalable, error) {
+func (l *StateLoader) Load(state []byte) (*Scalable, error) { return l.load(nil, state, l.c) }
+
+// load is Load into dst (nil: a new filter) with c.
+func (l *StateLoader) load(dst *Scalable, state []byte, c config) (*Scalable, error) {
 	if len(state) != l.StateSize() {
 		return nil, fmt.Errorf("%w: a state of %d bytes, not %d", ErrFormat, len(state), l.StateSize())
 	}
@@ -136,5 +147,30 @@ func (l *StateLoader) Load(state []byte) (*Scalable, error) {
 	b = append(b, payload...)
 	b = appendTrailer(b, crc32.Checksum(payload, castagnoli))
 	l.r.Reset(b)
-	return decodeScalable(&l.r, l.c)
+	return decodeScalableInto(dst, &l.r, c)
+}
+
+// LoadInto is Load into memory the caller provides, as
+// ScalableMaker.Init makes a filter: *dst, a zero Scalable that nothing
+// else uses yet, becomes the filter, over the bit array words. words
+// must be exactly Sizing().Bits/64 long, used by nothing else for as long
+// as the filter lives, and in the blocked layout aligned to 64 bytes;
+// words that are not get an error wrapping ErrInvalidSize, and dst stays
+// zero. A store can so hold the filter, its bits and data of its own as
+// one object.
+func (l *StateLoader) LoadInto(dst *Scalable, words []uint64, state []byte) error {
+	switch {
+	case uint64(len(words)) != l.size.Bits/64:
+		return fmt.Errorf("%w: a bit array of %d words for a sub-filter of %d", ErrInvalidSize, len(words), l.size.Bits/64)
+	case l.size.Layout == Blocked && uintptr(unsafe.Pointer(unsafe.SliceData(words)))&63 != 0:
+		return fmt.Errorf("%w: a blocked bit array must start on a 64-byte boundary", ErrInvalidSize)
+	}
+	c := l.c
+	c.words = words
+	if _, err := l.load(dst, state, c); err != nil {
+		dst.prm, dst.first = nil, Filter{}
+		clear(words)
+		return err
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 // shapeOf returns s's shape encoding and state; s has one sub-filter.
@@ -147,6 +148,78 @@ func TestStateLoaderRefuses(t *testing.T) {
 	}
 	if _, err := l.Load(state); err != nil {
 		t.Fatalf("a good state after bad ones: %v", err)
+	}
+}
+
+// LoadInto decodes into the caller's Scalable and bit array, which the
+// filter then uses: adds to it land in those words.
+func TestStateLoadInto(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    uint64
+		opts []Option
+	}{
+		{"classic first sub-filter", 50, nil},
+		{"blocked", 10000, nil},
+		{"redisbloom", 50, []Option{WithLayout(RedisBloom)}},
+		{"keyed concurrent", 50, []Option{WithKey(fuzzKey), WithConcurrent(), WithLayout(Classic)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := NewScalable(c.n, 0.01, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addKeys(t, s, "a", 20)
+			_, enc, state := shapeOf(t, s)
+			var loadOpts []Option
+			for _, o := range c.opts {
+				if cfg := o(config{}); cfg.keyed || cfg.concurrent {
+					loadOpts = append(loadOpts, o)
+				}
+			}
+			l, err := NewStateLoader(enc, loadOpts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int(l.Sizing().Bits / 64)
+			if l.Sizing() != s.first.Sizing() {
+				t.Fatalf("Sizing %+v, the filter's %+v", l.Sizing(), s.first.Sizing())
+			}
+			backing := make([]uint64, n+8)
+			if l.Sizing().Layout == Blocked { // an unaligned array is refused, dst left zero
+				off := 0
+				if uintptr(unsafe.Pointer(&backing[0]))&63 == 0 {
+					off = 1
+				}
+				var dst Scalable
+				if err := l.LoadInto(&dst, backing[off:off+n], state); !errors.Is(err, ErrInvalidSize) || dst.prm != nil {
+					t.Fatalf("unaligned: %v", err)
+				}
+			}
+			var dst Scalable
+			if err := l.LoadInto(&dst, make([]uint64, n+1), state); !errors.Is(err, ErrInvalidSize) || dst.prm != nil {
+				t.Fatalf("a word too many: %v", err)
+			}
+			words := newWords(l.Sizing().Layout, uint64(n))
+			bad := bytes.Clone(state)
+			binary.LittleEndian.PutUint64(bad, 1<<40) // above the capacity (a RedisBloom chain does not check it)
+			if err := l.LoadInto(&dst, words, bad); l.Sizing().Layout != RedisBloom &&
+				(!errors.Is(err, ErrFormat) || dst.prm != nil || dst.first.nw != 0) {
+				t.Fatalf("a bad state: %v, dst %+v", err, dst.first)
+			}
+			dst = Scalable{}
+			clear(words)
+			if err := l.LoadInto(&dst, words, state); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(encodeScalable(t, &dst), encodeScalable(t, s)) {
+				t.Fatal("the filter loaded into the caller's memory encodes differently")
+			}
+			clear(words)
+			if dst.TestString("a0") {
+				t.Fatal("the filter does not use the caller's words")
+			}
+		})
 	}
 }
 
