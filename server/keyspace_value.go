@@ -133,19 +133,35 @@ func (sv *shardValues) take(i int) (*entry, []uint64) {
 // bytes in the value when they fit there). The filter is empty and has
 // no grow hook.
 func newBloomEntry(m *bloom.ScalableMaker, key string, sv *shardValues) (*entry, string) {
-	bits := m.Words()
-	need := bits + (len(key)+7)/8
-	if m.FirstSizing().Layout == bloom.Blocked || need > maxTailWords {
+	if m.FirstSizing().Layout == bloom.Blocked {
 		return &entry{filter: m.New()}, key
 	}
-	e, tail := sv.take(int(valueFor[need]))
-	if err := m.Init(e.filter, tail[:bits:bits]); err != nil {
+	e, bits, stored, ok := sv.inValue(m.Words(), key)
+	if !ok {
+		return &entry{filter: m.New()}, key
+	}
+	if err := m.Init(e.filter, bits); err != nil {
 		panic("server: a filter in its value: " + err.Error()) // the length is the maker's, the layout not blocked
 	}
-	if len(key) == 0 {
-		return e, key
+	return e, stored
+}
+
+// inValue takes from sv a value for a bit array of words words and key:
+// its entry (whose filter is the value's zero Scalable), the bit array
+// in its tail, and the key as the keyspace is to store it, its bytes
+// after the bits. False when they do not fit in the largest value. The
+// bits are not aligned to a cache line: not for the blocked layout.
+func (sv *shardValues) inValue(words int, key string) (*entry, []uint64, string, bool) {
+	need := words + (len(key)+7)/8
+	if need > maxTailWords {
+		return nil, nil, "", false
 	}
-	kb := unsafe.Slice((*byte)(unsafe.Pointer(&tail[bits])), len(key))
+	e, tail := sv.take(int(valueFor[need]))
+	bits := tail[:words:words]
+	if len(key) == 0 {
+		return e, bits, key, true
+	}
+	kb := unsafe.Slice((*byte)(unsafe.Pointer(&tail[words])), len(key))
 	copy(kb, key)
-	return e, unsafe.String(&kb[0], len(kb))
+	return e, bits, unsafe.String(&kb[0], len(kb)), true
 }

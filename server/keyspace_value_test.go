@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"strings"
@@ -153,6 +154,65 @@ func TestShardValuesTake(t *testing.T) {
 	for size, b := range sv {
 		if (b != nil) != (size == 0 || size == 7 || size == len(valueAllocs)-1) {
 			t.Errorf("size %d: batch %p", size, b)
+		}
+	}
+}
+
+// TestRestoredKeysInValues: a key loaded from a snapshot as its shape's
+// state is one object, its filter, bits and key in a value, where BF.ADD
+// would have made it so; it works, grows and is written again as before.
+func TestRestoredKeysInValues(t *testing.T) {
+	m, p := openTestPersistence(t, t.TempDir(), "everysec")
+	defer p.close()
+	ctx := context.Background()
+	keys := map[string]bool{ // in a value after the load
+		"short": true, strings.Repeat("k", 40): true, strings.Repeat("k", 8*maxTailWords): false,
+	}
+	for k := range keys {
+		mustAdd(t, m, k, nItems(k, 5)...)
+	}
+	if err := m.Reserve(ctx, "blocked", createOpts{rate: 0.01, capacity: 10000, expansion: 2}); err != nil {
+		t.Fatal(err)
+	}
+	keys["blocked"] = false
+	mustAdd(t, m, "blocked", nItems("blocked", 5)...)
+	if _, err := m.PExpireAt(ctx, "short", compatExpiry, expireAlways); err != nil {
+		t.Fatal(err)
+	}
+	want := storeState(m)
+	if err := p.save(); err != nil {
+		t.Fatal(err)
+	}
+	r := bareStore(t, p.dir, p.snapGen.Load())
+	if got := storeState(r); got != want {
+		t.Fatalf("loaded\n%s\nwant\n%s", got, want)
+	}
+	_, stored := r.ks.scan(0, 1<<30, func(string) bool { return true })
+	for _, k := range stored {
+		e := r.ks.peek(k)
+		start := uintptr(unsafe.Pointer(e))
+		within := func(p unsafe.Pointer) bool {
+			return uintptr(p) >= start && uintptr(p) < start+valueHeader+8*maxTailWords
+		}
+		inline := keys[k]
+		if within(unsafe.Pointer(unsafe.StringData(k))) != inline || within(unsafe.Pointer(e.filter)) != inline {
+			t.Errorf("key %.12q: key in the value %v, filter %v; want %v", k,
+				within(unsafe.Pointer(unsafe.StringData(k))), within(unsafe.Pointer(e.filter)), inline)
+		}
+		for _, it := range nItems(k, 5) {
+			if !e.filter.TestString(it) {
+				t.Fatalf("key %.12q: a false negative for %q", k, it)
+			}
+		}
+	}
+	before := r.used.Load()
+	mustAdd(t, r, "short", nItems("more", 300)...) // grows past its value
+	if r.used.Load() <= before {
+		t.Fatalf("growth not charged: %d bytes before, %d after", before, r.used.Load())
+	}
+	for _, it := range append(nItems("short", 5), nItems("more", 300)...) {
+		if !r.ks.peek("short").filter.TestString(it) {
+			t.Fatalf("a false negative for %q after growth", it)
 		}
 	}
 }

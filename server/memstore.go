@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/cuckoo"
@@ -170,6 +171,43 @@ func fmtInt(n int64) []byte     { return strconv.AppendInt(nil, n, 10) }
 // maxFilter (or the budget, which a loading store does not have).
 func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) error {
 	return m.restoreEntry(key, f.Bytes(), expireAt, func() *entry { return m.adopt(f) })
+}
+
+// restoreState is restore for a Bloom filter read from a snapshot as
+// its shape's state (snapshot_shapes.go). Where BF.ADD would have made
+// the filter in a value of its own with the key's bytes (a bit array
+// that fits one, not blocked: keyspace_value.go), it is decoded into
+// such a value: a key loaded from a snapshot is then one object, as
+// before the restart, not four (key, entry, filter, bits), for the
+// collector to mark and the next snapshot to walk.
+func (m *memstore) restoreState(key []byte, sl *bloom.StateLoader, state []byte, expireAt int64) error {
+	sz := sl.Sizing()
+	words := int(sz.Bits / 64)
+	if sz.Layout == bloom.Blocked || words+(len(key)+7)/8 > maxTailWords {
+		f, err := sl.Load(state)
+		if err != nil {
+			return err
+		}
+		return m.restore(string(key), f, expireAt)
+	}
+	if sz.Bytes() > m.maxFilter {
+		return errNoMemory
+	}
+	// k, over key's bytes, is only hashed and copied into the value,
+	// and not kept past this call: it saves an allocation a key.
+	k := unsafe.String(unsafe.SliceData(key), len(key))
+	defer m.ks.lockKey(k).Unlock()
+	e, bits, stored, _ := m.values[m.ks.shardOf(k)].inValue(words, k)
+	if err := sl.LoadInto(e.filter, bits, state); err != nil {
+		return err
+	}
+	if err := m.reserve(sz.Bytes()); err != nil {
+		return err
+	}
+	e.filter.SetGrowHook(m.charge)
+	e.expireAt = expireAt
+	m.ks.set(stored, e)
+	return nil
 }
 
 // restoreCuckoo is restore for a cuckoo filter.

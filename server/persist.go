@@ -72,6 +72,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/internal/atomicfile"
 )
 
@@ -167,6 +168,9 @@ type loader interface {
 	maxFilterBytes() uint64
 	// restore puts a snapshot's key into the keyspace.
 	restore(key string, v snapValue, expireAt int64) error
+	// restoreState puts a snapshot's key written as its shape's state
+	// into the keyspace, decoding it with sl.
+	restoreState(key []byte, sl *bloom.StateLoader, state []byte, expireAt int64) error
 	// apply replays one log record.
 	apply(args [][]byte) error
 }

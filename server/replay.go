@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/bloomery/bloom"
 	"github.com/bloomery/bloom/internal/resp"
 )
 
@@ -62,6 +63,10 @@ func (r *replayer) restore(key string, v snapValue, expireAt int64) error {
 		return r.m.restoreCuckoo(key, v.cf, expireAt)
 	}
 	return r.m.restore(key, v.bf, expireAt)
+}
+
+func (r *replayer) restoreState(key []byte, sl *bloom.StateLoader, state []byte, expireAt int64) error {
+	return r.m.restoreState(key, sl, state, expireAt)
 }
 
 // apply runs one record (see replayer).

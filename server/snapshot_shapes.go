@@ -178,13 +178,10 @@ func (ld *snapLoad) readState() error {
 	if err := sr.recordCRC(); err != nil {
 		return fmt.Errorf("the record of key %q: %w", key, err)
 	}
-	f, err := sl.Load(ld.state)
-	if err != nil {
-		return fmt.Errorf("key %q: %w", key, err)
+	if err := ld.l.restoreState(key, sl, ld.state, at); err != nil {
+		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, sl.Sizing().Bytes(), err)
 	}
-	if err := ld.l.restore(string(key), snapValue{bf: f}, at); err != nil {
-		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, f.Bytes(), err)
-	}
-	ld.unshaped += recordSize(len(key), f.EncodedSize()) - (1 + 4 + int64(len(key)) + 8 + 4 + int64(len(ld.state)) + 4)
+	whole := int64(bloom.ShapeSize) + int64(len(ld.state)) - 8 + 8 // the shape, the bits, the trailer
+	ld.unshaped += recordSize(len(key), whole) - (1 + 4 + int64(len(key)) + 8 + 4 + int64(len(ld.state)) + 4)
 	return nil
 }
