@@ -134,7 +134,7 @@ func (ld *snapLoad) read(gen uint64) (off int64, err error) {
 	for {
 		off = sr.off
 		sr.rec = 0
-		tag, err := sr.bytes(1)
+		tag, err := sr.into(sr.num[:0], 1)
 		if err != nil {
 			return off, errors.New("the file ends before its trailer")
 		}
