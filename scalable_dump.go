@@ -73,7 +73,7 @@ func (s *Scalable) DumpHeader() []byte {
 func LoadScalableHeader(b []byte, opts ...Option) (*Scalable, error) {
 	r := bytes.NewReader(b)
 	c := newConfig(opts)
-	s, h, err := readScalableHead(r, c)
+	s, h, err := readScalableHead(r, c, nil)
 	if err != nil {
 		return nil, err
 	}

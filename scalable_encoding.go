@@ -194,12 +194,9 @@ func decodeScalable(r io.Reader, c config) (*Scalable, error) {
 // it is not nil (its first sub-filter's bit array c.words, when set).
 // On error dst may be changed.
 func decodeScalableInto(dst *Scalable, r io.Reader, c config) (*Scalable, error) {
-	s, h, err := readScalableHead(r, c)
+	s, h, err := readScalableHead(r, c, dst)
 	if err != nil {
 		return nil, err
-	}
-	if dst != nil {
-		dst.prm, s = s.prm, dst
 	}
 	fs := make([]*Filter, 0, h.m)
 	var size, count, capacity uint64
@@ -250,8 +247,9 @@ func (s *Scalable) ruleOf(h header) growthRule {
 
 // readScalableHead reads and checks the kind-2 header and the parameter
 // block, and returns the filter they describe, with no sub-filters yet
-// (its size limit c's), and the header.
-func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
+// (its size limit c's), and the header. The filter is dst, when not nil
+// (a zero Scalable), else a new one.
+func readScalableHead(r io.Reader, c config, dst *Scalable) (*Scalable, header, error) {
 	h, _, err := readHeader(r, kindScalable)
 	if err != nil {
 		return nil, h, err
@@ -298,12 +296,12 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 		if h.n == 0 || !(h.p > 0 && h.p < 2) {
 			return nil, h, fmt.Errorf("%w: a RedisBloom chain from capacity %d at rate %v", ErrFormat, h.n, h.p)
 		}
-		return &Scalable{prm: params(gp)}, h, nil
+		return withParams(dst, params(gp)), h, nil
 	}
 	if so.NonScaling && h.m != 1 {
 		return nil, h, fmt.Errorf("%w: a non-scaling filter with %d sub-filters", ErrFormat, h.m)
 	}
-	s := &Scalable{prm: params(gp)}
+	s := withParams(dst, params(gp))
 	if err := checkNP(h.n, h.p); err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
@@ -312,6 +310,16 @@ func readScalableHead(r io.Reader, c config) (*Scalable, header, error) {
 			ErrFormat, h.m, h.n, so.Expansion, total)
 	}
 	return s, h, nil
+}
+
+// withParams returns dst, or a new Scalable when it is nil, with
+// parameters prm.
+func withParams(dst *Scalable, prm *growthParams) *Scalable {
+	if dst == nil {
+		dst = new(Scalable)
+	}
+	dst.prm = prm
+	return dst
 }
 
 // checkSub checks sub-filter i (of m) of s's chain, read with header h
