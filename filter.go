@@ -143,11 +143,10 @@ func initFilter(f *Filter, s Sizing, c config) error {
 		return err
 	}
 	words := c.words
-	switch {
-	case words == nil:
+	if words == nil {
 		words = newWords(s.Layout, s.Bits/64)
-	case uint64(len(words)) != s.Bits/64:
-		return fmt.Errorf("%w: a bit array of %d words for a filter of %d", ErrInvalidSize, len(words), s.Bits/64)
+	} else if err := checkWords(s, words); err != nil {
+		return err
 	}
 	f.setup(s, c, words)
 	return nil

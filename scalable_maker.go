@@ -84,17 +84,27 @@ func (m *ScalableMaker) New() *Scalable {
 // cache line); words that are not get an error wrapping
 // ErrInvalidSize and s stays zero.
 func (m *ScalableMaker) Init(s *Scalable, words []uint64) error {
-	n := m.size.Bits / 64
 	if words == nil {
-		words = newWords(m.size.Layout, n)
+		words = newWords(m.size.Layout, m.size.Bits/64)
 	}
-	switch {
-	case uint64(len(words)) != n:
-		return fmt.Errorf("%w: a bit array of %d words for a sub-filter of %d", ErrInvalidSize, len(words), n)
-	case m.size.Layout == Blocked && uintptr(unsafe.Pointer(unsafe.SliceData(words)))&63 != 0:
-		return fmt.Errorf("%w: a blocked bit array must start on a 64-byte boundary", ErrInvalidSize)
+	if err := checkWords(m.size, words); err != nil {
+		return err
 	}
 	m.make(s, words)
+	return nil
+}
+
+// checkWords checks a bit array a caller gives for a filter of geometry
+// s (ScalableMaker.Init, StateLoader.LoadInto): exactly its words, and
+// in the blocked layout starting on a 64-byte boundary (a block is one
+// cache line); else an error wrapping ErrInvalidSize.
+func checkWords(s Sizing, words []uint64) error {
+	switch {
+	case uint64(len(words)) != s.Bits/64:
+		return fmt.Errorf("%w: a bit array of %d words for a filter of %d", ErrInvalidSize, len(words), s.Bits/64)
+	case s.Layout == Blocked && uintptr(unsafe.Pointer(unsafe.SliceData(words)))&63 != 0:
+		return fmt.Errorf("%w: a blocked bit array must start on a 64-byte boundary", ErrInvalidSize)
+	}
 	return nil
 }
 

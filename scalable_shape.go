@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"unsafe"
 )
 
 // Shapes and states (docs/FORMAT.md, "Shapes and states"). A Scalable
@@ -107,7 +106,9 @@ func NewStateLoader(shape []byte, opts ...Option) (*StateLoader, error) {
 		return nil, fmt.Errorf("%w: a shape of %d sub-filters, not 1", ErrFormat, h.m)
 	case h.count != 0 || sub.count != 0:
 		return nil, fmt.Errorf("%w: a shape with counts %d and %d, not 0", ErrFormat, h.count, sub.count)
-	case sub.m%64 != 0 || sub.m/8 > c.maxBytes:
+	case sub.m%64 != 0:
+		return nil, fmt.Errorf("%w: a shape of %d bits, not a multiple of 64", ErrFormat, sub.m)
+	case sub.m/8 > c.maxBytes:
 		return nil, fmt.Errorf("%w: a shape of %d bits, limit %d bytes", ErrTooLarge, sub.m, c.maxBytes)
 	}
 	l := &StateLoader{enc: make([]byte, 0, ShapeSize+sub.m/8+trailerSize), c: c}
@@ -126,6 +127,10 @@ func (l *StateLoader) Sizing() Sizing { return l.size }
 
 // StateSize is the length of the states l decodes.
 func (l *StateLoader) StateSize() int { return cap(l.enc) - ShapeSize - trailerSize + 8 }
+
+// EncodedSize is the length of the whole encoding of a filter l
+// decodes (Shape.EncodedSize of its shape).
+func (l *StateLoader) EncodedSize() int64 { return int64(cap(l.enc)) }
 
 // Load decodes a filter of l's shape from its state (AppendState's
 // bytes), with every check LoadScalable makes.
@@ -159,11 +164,8 @@ func (l *StateLoader) load(dst *Scalable, state []byte, c config) (*Scalable, er
 // zero. A store can so hold the filter, its bits and data of its own as
 // one object.
 func (l *StateLoader) LoadInto(dst *Scalable, words []uint64, state []byte) error {
-	switch {
-	case uint64(len(words)) != l.size.Bits/64:
-		return fmt.Errorf("%w: a bit array of %d words for a sub-filter of %d", ErrInvalidSize, len(words), l.size.Bits/64)
-	case l.size.Layout == Blocked && uintptr(unsafe.Pointer(unsafe.SliceData(words)))&63 != 0:
-		return fmt.Errorf("%w: a blocked bit array must start on a 64-byte boundary", ErrInvalidSize)
+	if err := checkWords(l.size, words); err != nil {
+		return err
 	}
 	c := l.c
 	c.words = words

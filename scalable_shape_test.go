@@ -40,8 +40,8 @@ func TestShapeStateRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if l.StateSize() != len(state) {
-				t.Fatalf("loader's StateSize %d, want %d", l.StateSize(), len(state))
+			if l.StateSize() != len(state) || l.EncodedSize() != s.EncodedSize() {
+				t.Fatalf("loader's StateSize %d, EncodedSize %d; want %d, %d", l.StateSize(), l.EncodedSize(), len(state), s.EncodedSize())
 			}
 			for range 2 { // the loader's buffer is reused
 				got, err := l.Load(state)
