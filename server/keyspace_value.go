@@ -133,35 +133,39 @@ func (sv *shardValues) take(i int) (*entry, []uint64) {
 // bytes in the value when they fit there). The filter is empty and has
 // no grow hook.
 func newBloomEntry(m *bloom.ScalableMaker, key string, sv *shardValues) (*entry, string) {
-	if m.FirstSizing().Layout == bloom.Blocked {
+	if !fitsValue(m.FirstSizing(), key) {
 		return &entry{filter: m.New()}, key
 	}
-	e, bits, stored, ok := sv.inValue(m.Words(), key)
-	if !ok {
-		return &entry{filter: m.New()}, key
-	}
+	e, bits, stored := sv.inValue(m.Words(), key)
 	if err := m.Init(e.filter, bits); err != nil {
 		panic("server: a filter in its value: " + err.Error()) // the length is the maker's, the layout not blocked
 	}
 	return e, stored
 }
 
-// inValue takes from sv a value for a bit array of words words and key:
-// its entry (whose filter is the value's zero Scalable), the bit array
-// in its tail, and the key as the keyspace is to store it, its bytes
-// after the bits. False when they do not fit in the largest value. The
-// bits are not aligned to a cache line: not for the blocked layout.
-func (sv *shardValues) inValue(words int, key string) (*entry, []uint64, string, bool) {
-	need := words + (len(key)+7)/8
-	if need > maxTailWords {
-		return nil, nil, "", false
-	}
-	e, tail := sv.take(int(valueFor[need]))
+// fitsValue reports whether a filter whose first sub-filter has
+// geometry sz goes in a value with key: its bits and the key's bytes fit
+// the largest tail, and the bits need not start on a cache line (not
+// the blocked layout, whose blocks are cache lines).
+func fitsValue(sz bloom.Sizing, key string) bool {
+	return sz.Layout != bloom.Blocked && valueTail(int(sz.Bits/64), key) <= maxTailWords
+}
+
+// valueTail is the words of tail a value needs for a bit array of words
+// words and key.
+func valueTail(words int, key string) int { return words + (len(key)+7)/8 }
+
+// inValue takes from sv a value for a bit array of words words and key,
+// which fit (fitsValue): its entry (whose filter is the value's zero
+// Scalable), the bit array in its tail, and the key as the keyspace is
+// to store it, its bytes after the bits.
+func (sv *shardValues) inValue(words int, key string) (*entry, []uint64, string) {
+	e, tail := sv.take(int(valueFor[valueTail(words, key)]))
 	bits := tail[:words:words]
 	if len(key) == 0 {
-		return e, bits, key, true
+		return e, bits, key
 	}
 	kb := unsafe.Slice((*byte)(unsafe.Pointer(&tail[words])), len(key))
 	copy(kb, key)
-	return e, bits, unsafe.String(&kb[0], len(kb)), true
+	return e, bits, unsafe.String(&kb[0], len(kb))
 }

@@ -170,66 +170,61 @@ func fmtInt(n int64) []byte     { return strconv.AppendInt(nil, n, 10) }
 // journaling it: errNoMemory, and nothing changes, when the filter passes
 // maxFilter (or the budget, which a loading store does not have).
 func (m *memstore) restore(key string, f *bloom.Scalable, expireAt int64) error {
-	return m.restoreEntry(key, f.Bytes(), expireAt, func() *entry { return m.adopt(f) })
+	return m.restoreEntry(key, f.Bytes(), expireAt, func() (*entry, string, error) { return m.adopt(f), key, nil })
 }
 
 // restoreState is restore for a Bloom filter read from a snapshot as
 // its shape's state (snapshot_shapes.go). Where BF.ADD would have made
-// the filter in a value of its own with the key's bytes (a bit array
-// that fits one, not blocked: keyspace_value.go), it is decoded into
-// such a value: a key loaded from a snapshot is then one object, as
-// before the restart, not four (key, entry, filter, bits), for the
-// collector to mark and the next snapshot to walk.
+// the filter in a value of its own with the key's bytes (fitsValue), it
+// is decoded into such a value: a key loaded from a snapshot is then one
+// object, as before the restart, not four (key, entry, filter, bits),
+// for the collector to mark and the next snapshot to walk.
 func (m *memstore) restoreState(key []byte, sl *bloom.StateLoader, state []byte, expireAt int64) error {
+	// k, over key's bytes, is only hashed and copied into the value,
+	// and not kept past this call: it saves an allocation a key.
+	k := unsafe.String(unsafe.SliceData(key), len(key))
 	sz := sl.Sizing()
-	words := int(sz.Bits / 64)
-	if sz.Layout == bloom.Blocked || words+(len(key)+7)/8 > maxTailWords {
+	if !fitsValue(sz, k) {
 		f, err := sl.Load(state)
 		if err != nil {
 			return err
 		}
 		return m.restore(string(key), f, expireAt)
 	}
-	if sz.Bytes() > m.maxFilter {
-		return errNoMemory
-	}
-	// k, over key's bytes, is only hashed and copied into the value,
-	// and not kept past this call: it saves an allocation a key.
-	k := unsafe.String(unsafe.SliceData(key), len(key))
-	defer m.ks.lockKey(k).Unlock()
-	e, bits, stored, _ := m.values[m.ks.shardOf(k)].inValue(words, k)
-	if err := sl.LoadInto(e.filter, bits, state); err != nil {
-		return err
-	}
-	if err := m.reserve(sz.Bytes()); err != nil {
-		return err
-	}
-	e.filter.SetGrowHook(m.charge)
-	e.expireAt = expireAt
-	m.ks.set(stored, e)
-	return nil
+	return m.restoreEntry(k, sz.Bytes(), expireAt, func() (*entry, string, error) {
+		e, bits, stored := m.values[m.ks.shardOf(k)].inValue(int(sz.Bits/64), k)
+		if err := sl.LoadInto(e.filter, bits, state); err != nil {
+			return nil, "", err
+		}
+		e.filter.SetGrowHook(m.charge)
+		return e, stored, nil
+	})
 }
 
 // restoreCuckoo is restore for a cuckoo filter.
 func (m *memstore) restoreCuckoo(key string, f *cuckoo.Filter, expireAt int64) error {
-	return m.restoreEntry(key, f.Bytes(), expireAt, func() *entry {
+	return m.restoreEntry(key, f.Bytes(), expireAt, func() (*entry, string, error) {
 		f.SetGrowHook(m.charge)
-		return newCuckooEntry(f)
+		return newCuckooEntry(f), key, nil
 	})
 }
 
-// restoreEntry charges size bytes and stores the entry made by adopt
-// under key.
-func (m *memstore) restoreEntry(key string, size uint64, expireAt int64, adopt func() *entry) error {
+// restoreEntry makes an entry of size bytes with adopt, under key's
+// lock, charges it, and stores it under the key adopt returns (the
+// keyspace's string for key).
+func (m *memstore) restoreEntry(key string, size uint64, expireAt int64, adopt func() (*entry, string, error)) error {
 	if size > m.maxFilter {
 		return errNoMemory
+	}
+	defer m.ks.lockKey(key).Unlock()
+	e, stored, err := adopt()
+	if err != nil {
+		return err
 	}
 	if err := m.reserve(size); err != nil {
 		return err
 	}
-	defer m.ks.lockKey(key).Unlock()
-	e := adopt()
 	e.expireAt = expireAt
-	m.ks.set(key, e)
+	m.ks.set(stored, e)
 	return nil
 }

@@ -233,12 +233,11 @@ func (p *persistence) load(l loader) error {
 	}
 	var keys, records int64
 	if snap > 0 {
-		if keys, p.snapWeight, err = p.loadSnapshot(snap, l); err != nil {
+		got, err := p.loadSnapshot(snap, l)
+		if err != nil {
 			return err
 		}
-		if st, err := os.Stat(filepath.Join(p.dir, snapshotName(snap))); err == nil {
-			p.snapSize = st.Size()
-		}
+		keys, p.snapSize, p.snapWeight = got.keys, got.size, got.weight
 	}
 	for i, lg := range logs {
 		n, err := p.replayLog(filepath.Join(p.dir, logName(lg)), i == len(logs)-1, l)

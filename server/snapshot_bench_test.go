@@ -91,8 +91,8 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	var gc time.Duration
 	for b.Loop() {
 		lm := newLoadingMemstore(0)
-		if keys, _, err := p.loadSnapshot(gen, newReplayer(lm, testCommands())); err != nil || keys != 1_000_000 {
-			b.Fatalf("loaded %d keys: %v", keys, err)
+		if got, err := p.loadSnapshot(gen, newReplayer(lm, testCommands())); err != nil || got.keys != 1_000_000 {
+			b.Fatalf("loaded %d keys: %v", got.keys, err)
 		}
 		b.StopTimer()
 		runtime.GC()

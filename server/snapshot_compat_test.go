@@ -79,9 +79,9 @@ func TestSnapshotV1Loads(t *testing.T) {
 	if got := storeState(bareStore(t, p.dir, p.snapGen.Load())); got != want {
 		t.Fatalf("the version-2 snapshot loads as\n%s\nwant\n%s", got, want)
 	}
-	_, lw, err := p.loadSnapshot(p.snapGen.Load(), newReplayer(newLoadingMemstore(0), testCommands()))
-	if err != nil || lw != weight {
-		t.Fatalf("loaded weight %d (%v), written %d", lw, err, weight)
+	got, err := p.loadSnapshot(p.snapGen.Load(), newReplayer(newLoadingMemstore(0), testCommands()))
+	if err != nil || got.weight != weight || got.size != int64(len(v2)) {
+		t.Fatalf("loaded weight %d, size %d (%v); written %d, %d", got.weight, got.size, err, weight, len(v2))
 	}
 }
 
@@ -147,7 +147,7 @@ func TestSnapshotShapesRefused(t *testing.T) {
 			}
 			m := newLoadingMemstore(0)
 			lp := &persistence{ks: m.ks, dir: dir, log: p.log}
-			_, _, err := lp.loadSnapshot(gen, newReplayer(m, testCommands()))
+			_, err := lp.loadSnapshot(gen, newReplayer(m, testCommands()))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("loading: %v, want an error with %q", err, c.want)
 			}

@@ -81,27 +81,30 @@ func (sr *snapReader) u64() (uint64, error) {
 	return le.Uint64(b), nil
 }
 
-// loadSnapshot restores snapshot gen's keys through l and returns their
-// number and the snapshot's weight for the automatic snapshots' rule
-// (snapshot_shapes.go). Any defect is an error naming the file and the
-// offset of the record (or header, or trailer) at fault.
-func (p *persistence) loadSnapshot(gen uint64, l loader) (keys, weight int64, err error) {
+// snapLoaded is what loading a snapshot found: its keys, its size, and
+// its weight for the automatic snapshots' rule (snapshot_shapes.go).
+type snapLoaded struct{ keys, size, weight int64 }
+
+// loadSnapshot restores snapshot gen's keys through l. Any defect is an
+// error naming the file and the offset of the record (or header, or
+// trailer) at fault.
+func (p *persistence) loadSnapshot(gen uint64, l loader) (snapLoaded, error) {
 	name := filepath.Join(p.dir, snapshotName(gen))
 	f, size, err := openSized(name)
 	if err != nil {
-		return 0, 0, err
+		return snapLoaded{}, err
 	}
 	defer f.Close()
 	ld := &snapLoad{sr: &snapReader{r: bufio.NewReaderSize(f, 1<<20), end: size}, l: l}
 	off, err := ld.read(gen)
 	if errors.Is(err, errNoMemory) { // the limits, not the file: no repair (server.limitsHint says what to do)
-		return ld.keys, 0, fmt.Errorf("server: %s: offset %d: %w", name, off, err)
+		return snapLoaded{keys: ld.keys}, fmt.Errorf("server: %s: offset %d: %w", name, off, err)
 	}
 	if err != nil {
-		return ld.keys, 0, fmt.Errorf("server: %s: offset %d: %w; the snapshot cannot be loaded: restore the directory from a backup "+
+		return snapLoaded{keys: ld.keys}, fmt.Errorf("server: %s: offset %d: %w; the snapshot cannot be loaded: restore the directory from a backup "+
 			"(moving the file away loses the keys it holds)", name, off, err)
 	}
-	return ld.keys, size + ld.unshaped, nil
+	return snapLoaded{keys: ld.keys, size: size, weight: size + ld.unshaped}, nil
 }
 
 // snapLoad is a snapshot being read.
@@ -165,13 +168,10 @@ func (sr *snapReader) trailer(keys int64) error {
 	if err != nil {
 		return fmt.Errorf("trailer: %w", err)
 	}
-	want := sr.all
-	got, err := sr.u32()
-	switch {
-	case err != nil:
+	if err := sr.checkCRC(sr.all, "the file"); err != nil {
 		return fmt.Errorf("trailer: %w", err)
-	case got != want:
-		return fmt.Errorf("checksum mismatch over the file (the trailer says %08x, the bytes give %08x)", got, want)
+	}
+	switch {
 	case count != uint64(keys):
 		return fmt.Errorf("the trailer counts %d keys, the file holds %d", count, keys)
 	case sr.Len() != 0:
@@ -202,14 +202,17 @@ func (sr *snapReader) keyHead() (key []byte, expireAt int64, err error) {
 // recordCRC reads a record's CRC and checks it against the bytes read
 // since its tag. The caller names the record in the error: only then,
 // since a name made for every record cost two allocations a key.
-func (sr *snapReader) recordCRC() error {
-	want := sr.rec
+func (sr *snapReader) recordCRC() error { return sr.checkCRC(sr.rec, "the record") }
+
+// checkCRC reads a stored CRC-32C and checks it against want, that of
+// the bytes it covers, which of names.
+func (sr *snapReader) checkCRC(want uint32, of string) error {
 	got, err := sr.u32()
 	switch {
 	case err != nil:
-		return fmt.Errorf("record checksum: %w", err)
+		return fmt.Errorf("checksum of %s: %w", of, err)
 	case got != want:
-		return fmt.Errorf("checksum mismatch (the record says %08x, its bytes give %08x)", got, want)
+		return fmt.Errorf("checksum mismatch over %s (it says %08x, its bytes give %08x)", of, got, want)
 	}
 	return nil
 }

@@ -121,6 +121,7 @@ func (sw *snapWriter) shapeID(sh bloom.Shape) (uint32, bool) {
 // readShape reads an 'S' record after its tag and makes its loader.
 func (ld *snapLoad) readShape() error {
 	sr := ld.sr
+	start := sr.off - 1 // its tag
 	id, err := sr.u32()
 	if err != nil {
 		return err
@@ -153,13 +154,14 @@ func (ld *snapLoad) readShape() error {
 		return fmt.Errorf("%w (shape %d: filters of %d bytes, above the limit of %d)", errNoMemory, id, bits, ld.l.maxFilterBytes())
 	}
 	ld.shapes = append(ld.shapes, sl)
-	ld.unshaped -= int64(1 + 4 + 4 + n + 4)
+	ld.unshaped -= sr.off - start
 	return nil
 }
 
 // readState reads a 'B' record after its tag and restores its key.
 func (ld *snapLoad) readState() error {
 	sr := ld.sr
+	start := sr.off - 1 // its tag
 	key, at, err := sr.keyHead()
 	if err != nil {
 		return err
@@ -181,7 +183,6 @@ func (ld *snapLoad) readState() error {
 	if err := ld.l.restoreState(key, sl, ld.state, at); err != nil {
 		return fmt.Errorf("key %q: a filter of %d bytes: %w", key, sl.Sizing().Bytes(), err)
 	}
-	whole := int64(bloom.ShapeSize) + int64(len(ld.state)) - 8 + 8 // the shape, the bits, the trailer
-	ld.unshaped += recordSize(len(key), whole) - (1 + 4 + int64(len(key)) + 8 + 4 + int64(len(ld.state)) + 4)
+	ld.unshaped += recordSize(len(key), sl.EncodedSize()) - (sr.off - start)
 	return nil
 }

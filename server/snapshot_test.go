@@ -22,7 +22,7 @@ func bareStore(t *testing.T, dir string, gen uint64, logs ...uint64) *memstore {
 	m := newLoadingMemstore(0)
 	r := newReplayer(m, testCommands())
 	p := &persistence{ks: m.ks, dir: dir, log: slog.New(slog.DiscardHandler)}
-	if _, _, err := p.loadSnapshot(gen, r); err != nil {
+	if _, err := p.loadSnapshot(gen, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range logs {
@@ -425,7 +425,7 @@ func FuzzLoadSnapshot(f *testing.F) {
 		}
 		m := newLoadingMemstore(1 << 20)
 		p := &persistence{ks: m.ks, dir: dir, log: slog.New(slog.DiscardHandler)}
-		if _, _, err := p.loadSnapshot(1, newReplayer(m, commands)); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
+		if _, err := p.loadSnapshot(1, newReplayer(m, commands)); err != nil && !strings.Contains(err.Error(), snapshotName(1)) {
 			t.Fatalf("error without the file's name: %v", err)
 		}
 		if used := m.used.Load(); used > uint64(len(data)) {
