@@ -487,11 +487,16 @@ func (sw *snapWriter) smallRecord(key string, expireAt int64, f *bloom.Scalable)
 // encoding: the tag, the key's length and bytes, the expiry and the
 // encoding's length, size.
 func appendRecordHead(b []byte, tag byte, key string, expireAt, size int64) []byte {
+	return le.AppendUint64(appendKeyHead(b, tag, key, expireAt), uint64(size))
+}
+
+// appendKeyHead appends the fields every key's record starts with (the
+// reader's keyHead): the tag, the key's length and bytes, the expiry.
+func appendKeyHead(b []byte, tag byte, key string, expireAt int64) []byte {
 	b = append(b, tag)
 	b = le.AppendUint32(b, uint32(len(key)))
 	b = append(b, key...)
-	b = le.AppendUint64(b, uint64(expireAt))
-	return le.AppendUint64(b, uint64(size))
+	return le.AppendUint64(b, uint64(expireAt))
 }
 
 // checkSize fails the snapshot if key's filter encoded to n bytes where

@@ -55,10 +55,7 @@ type snapShapes struct {
 // a filter of more than one sub-filter, or of a new shape past the
 // shapes' limit.
 func (sw *snapWriter) stateRecord(key string, expireAt int64, f *bloom.Scalable) bool {
-	b := append(sw.buf[:0], tagState)
-	b = le.AppendUint32(b, uint32(len(key)))
-	b = append(b, key...)
-	b = le.AppendUint64(b, uint64(expireAt))
+	b := appendKeyHead(sw.buf[:0], tagState, key, expireAt)
 	idAt := len(b)
 	b = append(b, 0, 0, 0, 0)
 	sh, b, ok := f.AppendState(b)
